@@ -1,0 +1,1 @@
+"""Console entry points: thin wrappers that parse flags and call library code."""

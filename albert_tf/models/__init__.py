@@ -1,0 +1,5 @@
+"""Keras models built from the layers: the encoder now, pretraining and task models later."""
+
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+
+__all__ = ["AlbertEncoder", "INPUT_NAMES"]
