@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import types
 import typing
 from typing import Any, Mapping, Sequence
@@ -186,6 +187,20 @@ def translate_original_config(mapping: Mapping[str, Any], source: str) -> dict[s
     return translated
 
 
+class _YamlLoader(yaml.SafeLoader):
+    """SafeLoader that also reads `1e-3` as a float (YAML 1.1 wants `1.0e-3`)."""
+
+
+_YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+    list("-+0123456789."))
+
+
+def parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_YamlLoader)
+
+
 def load_yaml_mapping(path: str | os.PathLike) -> dict[str, Any]:
     """Reads a YAML file whose top level is a mapping; errors name the file and line."""
     path = os.fspath(path)
@@ -193,7 +208,7 @@ def load_yaml_mapping(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such config file")
     with open(path, encoding="utf-8") as f:
         try:
-            mapping = yaml.safe_load(f)
+            mapping = parse_yaml(f)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
@@ -215,7 +230,7 @@ def apply_overrides(mapping: Mapping[str, Any], overrides: Sequence[str]) -> dic
             raise ConfigError(f"override '{override}' must look like field=value or a.b=value")
         path = key.strip().split(".")
         try:
-            value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+            value = parse_yaml(raw_value) if raw_value.strip() else ""
         except yaml.YAMLError:
             value = raw_value
         node = result

@@ -1,0 +1,30 @@
+"""Shared fixtures: tiny configs and built models (TensorFlow on 2 CPU cores is slow)."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+from albert_tf.config import AlbertConfig  # noqa: E402
+
+# Tiny but not degenerate: E != H (projection present), several heads, several layers.
+TINY = AlbertConfig(vocab_size=97, embedding_size=16, hidden_size=32, num_layers=3,
+                    num_attention_heads=4, intermediate_size=64, max_position_embeddings=32,
+                    hidden_dropout=0.0, attention_dropout=0.0)
+
+
+@pytest.fixture(scope="session")
+def tiny_config() -> AlbertConfig:
+    return TINY
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tiny_config):
+    """A built tiny all-shared encoder with weights at a realistic scale. Do not mutate."""
+    from albert_tf.models.encoder import AlbertEncoder
+    from helpers import randomize_weights
+
+    encoder = AlbertEncoder(tiny_config)
+    randomize_weights(encoder, seed=0)
+    return encoder

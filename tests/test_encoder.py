@@ -1,0 +1,133 @@
+"""AlbertEncoder: numerics against numpy, padding invariance, serialization, XLA, mixed precision."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import numpy_reference as ref
+from albert_tf.models.encoder import AlbertEncoder
+from helpers import random_inputs, randomize_weights
+
+
+def _reference_weights(encoder):
+    """The encoder's weights in numpy_reference's layout, looked up by block name."""
+    emb = encoder.embedding
+    pair = lambda dense: (dense.kernel.numpy(), dense.bias.numpy())  # noqa: E731
+    norm = lambda layer_norm: tuple(w.numpy() for w in layer_norm.weights)  # noqa: E731
+    config = encoder.config
+    by_name = {block.name: block for block in
+               encoder.transformer.attention_blocks + encoder.transformer.feed_forward_blocks}
+    groups = []
+    for group in range(config.num_groups):
+        inner_blocks = []
+        for inner in range(config.inner_group_num):
+            a = by_name[f"group_{group}_inner_{inner}_attention"]
+            f = by_name[f"group_{group}_inner_{inner}_ffn"]
+            inner_blocks.append({"q": pair(a.query), "k": pair(a.key), "v": pair(a.value),
+                                 "o": pair(a.output_dense), "ln1": norm(a.layer_norm),
+                                 "ffn_in": pair(f.intermediate), "ffn_out": pair(f.output_dense),
+                                 "ln2": norm(f.layer_norm)})
+        groups.append(inner_blocks)
+    return {"embeddings": {"word": emb.word_embeddings.numpy(),
+                           "position": emb.position_embeddings.numpy(),
+                           "token_type": emb.token_type_embeddings.numpy(),
+                           "ln_gamma": emb.layer_norm.gamma.numpy(),
+                           "ln_beta": emb.layer_norm.beta.numpy()},
+            "projection": pair(emb.projection) if emb.projection else None,
+            "groups": groups, "pooler": pair(encoder.pooler.dense)}
+
+
+@pytest.mark.parametrize("num_groups, inner_group_num", [(1, 1), (2, 1), (2, 2)])
+def test_matches_numpy_reference(tiny_config, num_groups, inner_group_num):
+    config = tiny_config.replace(num_groups=num_groups, inner_group_num=inner_group_num)
+    encoder = AlbertEncoder(config, return_all_layer_outputs=True)
+    inputs = random_inputs([7, 4, 1], seq_length=7, vocab_size=config.vocab_size, seed=3,
+                           type_split=4)
+    encoder(inputs)
+    randomize_weights(encoder, seed=4)
+    outputs = encoder(inputs)
+    arrays = {k: v.numpy() for k, v in inputs.items()}
+    sequence, pooled, all_outputs = ref.albert_forward(
+        _reference_weights(encoder), arrays["input_word_ids"], arrays["input_mask"],
+        arrays["input_type_ids"], config.num_layers, config.num_attention_heads)
+    np.testing.assert_allclose(outputs["sequence_output"], sequence, atol=1e-5)
+    np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
+    assert len(outputs["encoder_outputs"]) == config.num_layers * inner_group_num
+    for ours, theirs in zip(outputs["encoder_outputs"], all_outputs):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_padding_invariance(tiny_encoder, tiny_config):
+    short = random_inputs([5, 3], seq_length=5, vocab_size=tiny_config.vocab_size, seed=5,
+                          type_split=2)
+    padded = {name: tf.pad(tensor, [[0, 0], [0, 11]]) for name, tensor in short.items()}
+    a, b = tiny_encoder(short), tiny_encoder(padded)
+    mask = short["input_mask"].numpy().astype(bool)
+    np.testing.assert_allclose(b["sequence_output"].numpy()[:, :5][mask],
+                               a["sequence_output"].numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(b["pooled_output"], a["pooled_output"], atol=1e-5)
+
+
+def test_get_config_from_config_round_trip(tiny_encoder, tiny_config):
+    clone = AlbertEncoder.from_config(tiny_encoder.get_config())
+    assert clone.config == tiny_config
+    clone.set_weights(tiny_encoder.get_weights())
+    inputs = random_inputs([6, 2], seq_length=6, vocab_size=tiny_config.vocab_size, seed=6)
+    np.testing.assert_array_equal(clone(inputs)["pooled_output"],
+                                  tiny_encoder(inputs)["pooled_output"])
+
+
+def test_keras_file_save_and_load(tiny_encoder, tiny_config, tmp_path):
+    path = str(tmp_path / "encoder.keras")
+    tiny_encoder.save(path)
+    loaded = tf_keras.models.load_model(path)
+    assert isinstance(loaded, AlbertEncoder) and loaded.config == tiny_config
+    inputs = random_inputs([6, 4], seq_length=6, vocab_size=tiny_config.vocab_size, seed=7)
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(loaded(inputs)[name], tiny_encoder(inputs)[name])
+
+
+def test_xla_compiled_forward_matches_eager(tiny_encoder, tiny_config):
+    inputs = random_inputs([8, 5], seq_length=8, vocab_size=tiny_config.vocab_size, seed=8)
+    compiled = tf.function(lambda x: tiny_encoder(x, training=False), jit_compile=True)
+    xla, eager = compiled(inputs), tiny_encoder(inputs, training=False)
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(xla[name], eager[name], atol=1e-5)
+
+
+def test_dropout_is_active_only_in_training(tiny_config):
+    encoder = AlbertEncoder(tiny_config.replace(hidden_dropout=0.3, attention_dropout=0.3))
+    inputs = random_inputs([6, 6], seq_length=6, vocab_size=tiny_config.vocab_size, seed=9)
+    np.testing.assert_array_equal(encoder(inputs)["pooled_output"],
+                                  encoder(inputs)["pooled_output"])
+    assert not np.allclose(encoder(inputs, training=True)["pooled_output"],
+                           encoder(inputs, training=True)["pooled_output"])
+
+
+@pytest.mark.parametrize("policy, atol", [("mixed_bfloat16", 0.1), ("mixed_float16", 0.02)])
+def test_mixed_precision(tiny_encoder, tiny_config, policy, atol):
+    tf_keras.mixed_precision.set_global_policy(policy)
+    try:
+        encoder = AlbertEncoder(tiny_config)
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")
+    encoder.set_weights(tiny_encoder.get_weights())
+    assert all(v.dtype == tf.float32 for v in encoder.weights)
+    layer_norms = [layer for layer in _all_layers(encoder)
+                   if isinstance(layer, tf_keras.layers.LayerNormalization)]
+    assert layer_norms and all(ln.compute_dtype == "float32" for ln in layer_norms)
+    assert encoder.transformer.attention_blocks[0].query.compute_dtype == policy[6:]
+
+    inputs = random_inputs([8, 3], seq_length=8, vocab_size=tiny_config.vocab_size, seed=10)
+    expected = tiny_encoder(inputs)
+    for run in (encoder, tf.function(lambda x: encoder(x), jit_compile=True)):
+        outputs = run(inputs)
+        assert outputs["sequence_output"].dtype == tf.float32  # the last LayerNorm's output
+        np.testing.assert_allclose(outputs["sequence_output"], expected["sequence_output"],
+                                   atol=atol)
+
+
+def _all_layers(layer):
+    for child in layer._flatten_layers(include_self=False):
+        yield child
