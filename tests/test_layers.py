@@ -45,6 +45,13 @@ def test_factorized_embedding_matches_reference():
     np.testing.assert_allclose(layer([word_ids, type_ids]), expected, atol=1e-5)
 
 
+def test_sequences_longer_than_the_position_table_are_refused():
+    layer = FactorizedEmbedding(vocab_size=50, embedding_size=8, hidden_size=8,
+                                max_position_embeddings=6)
+    with pytest.raises(ValueError, match="sequence length 7 exceeds max_position_embeddings 6"):
+        layer([tf.zeros((1, 7), tf.int32), tf.zeros((1, 7), tf.int32)])
+
+
 def test_embedding_has_no_projection_when_e_equals_h():
     layer = FactorizedEmbedding(vocab_size=50, embedding_size=12, hidden_size=12)
     out = layer([tf.zeros((1, 3), tf.int32), tf.zeros((1, 3), tf.int32)])

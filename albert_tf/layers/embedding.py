@@ -77,6 +77,10 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
 
     def call(self, inputs, training=None):
         word_ids, type_ids = inputs
+        static_length = word_ids.shape[1]
+        if static_length is not None and static_length > self.max_position_embeddings:
+            raise ValueError(f"sequence length {static_length} exceeds "
+                             f"max_position_embeddings {self.max_position_embeddings}")
         seq_length = tf.shape(word_ids)[1]
         embedded = (tf.gather(self.word_embeddings, word_ids)
                     + tf.gather(self.token_type_embeddings, type_ids)

@@ -1,0 +1,169 @@
+"""Encoder forward + backward step: examples/s and model-FLOPs utilisation, ours vs Model Garden.
+
+    python benchmarks/encoder_step.py                       # tiny and albert_base, seq 128
+    python benchmarks/encoder_step.py --presets albert_base --batch_size 16 --steps 10
+
+For each preset it times one gradient computation of the encoder (a training step without the
+pretraining heads and the optimizer update, which later benchmarks add), as a tf.function with
+and without XLA, for our `AlbertEncoder` and the Model Garden `AlbertEncoder` of
+tf-models-official in the same process. FLOPs come from `albert_tf.flops`; the peak is a large
+float32 matmul measured in the same run. Prints a table and writes JSON to
+`benchmarks/results/encoder_step-<host>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import socket
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import psutil  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from albert_tf.flops import encoder_training_flops  # noqa: E402
+from albert_tf.models.encoder import AlbertEncoder  # noqa: E402
+from albert_tf.presets import load_preset  # noqa: E402
+
+
+def measure_matmul_peak(size: int = 2048, repeats: int = 10) -> float:
+    """FLOP/s of the best of several float32 matmuls of two size x size matrices."""
+    a = tf.random.normal((size, size))
+    b = tf.random.normal((size, size))
+    matmul = tf.function(lambda x, y: tf.matmul(x, y))
+    matmul(a, b).numpy()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        matmul(a, b).numpy()
+        best = min(best, time.perf_counter() - start)
+    return 2 * size ** 3 / best
+
+
+def model_garden_encoder(config):
+    from official.nlp.modeling import networks
+
+    return networks.AlbertEncoder(
+        vocab_size=config.vocab_size, embedding_width=config.embedding_size,
+        hidden_size=config.hidden_size, num_layers=config.num_layers,
+        num_attention_heads=config.num_attention_heads,
+        max_sequence_length=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size, intermediate_size=config.intermediate_size,
+        dropout_rate=config.hidden_dropout, attention_dropout_rate=config.attention_dropout,
+        dict_outputs=True)
+
+
+def make_step(encoder, jit_compile: bool):
+    variables = None
+
+    @tf.function(jit_compile=jit_compile)
+    def step(inputs):
+        with tf.GradientTape() as tape:
+            outputs = encoder(inputs, training=True)
+            loss = (tf.reduce_mean(tf.square(outputs["sequence_output"]))
+                    + tf.reduce_mean(tf.square(outputs["pooled_output"])))
+        gradients = tape.gradient(loss, variables)
+        return loss, tf.linalg.global_norm(gradients)
+
+    variables = encoder.trainable_variables
+    return step
+
+
+def random_batch(config, batch_size, seq_length):
+    word_ids = tf.random.uniform((batch_size, seq_length), 5, config.vocab_size, tf.int32)
+    return {"input_word_ids": word_ids, "input_mask": tf.ones_like(word_ids),
+            "input_type_ids": tf.zeros_like(word_ids)}
+
+
+def time_step(step, inputs, steps: int, warmup: int) -> float:
+    for _ in range(warmup):
+        [t.numpy() for t in step(inputs)]
+    start = time.perf_counter()
+    for _ in range(steps):
+        [t.numpy() for t in step(inputs)]
+    return (time.perf_counter() - start) / steps
+
+
+def run(args) -> dict:
+    peak = measure_matmul_peak()
+    print(f"measured float32 matmul peak: {peak / 1e9:.1f} GFLOP/s "
+          f"({os.cpu_count()} logical CPUs)")
+    rows = []
+    for preset in args.presets.split(","):
+        config = load_preset(preset)
+        inputs = random_batch(config, args.batch_size, args.seq_length)
+        flops = encoder_training_flops(config, args.batch_size, args.seq_length)
+        builders = {"albert_tf": AlbertEncoder}
+        if not args.skip_model_garden:
+            builders["model_garden"] = model_garden_encoder
+        for implementation, build in builders.items():
+            encoder = build(config)
+            for jit_compile in (False, True):
+                seconds = time_step(make_step(encoder, jit_compile), inputs, args.steps,
+                                    args.warmup)
+                row = {"preset": preset, "implementation": implementation,
+                       "xla": jit_compile, "batch_size": args.batch_size,
+                       "seq_length": args.seq_length, "step_seconds": seconds,
+                       "examples_per_second": args.batch_size / seconds,
+                       "gflop_per_step": flops / 1e9,
+                       "achieved_gflops": flops / seconds / 1e9,
+                       "mfu": flops / seconds / peak,
+                       "rss_gib": psutil.Process().memory_info().rss / 2 ** 30}
+                rows.append(row)
+                print(format_row(row), flush=True)
+    return {"benchmark": "encoder_step", "host": socket.gethostname(),
+            "cpu": _cpu_name(), "logical_cpus": os.cpu_count(),
+            "tensorflow": tf.__version__, "device": "CPU",
+            "matmul_peak_gflops": peak / 1e9, "rows": rows}
+
+
+HEADER = (f"{'preset':<13}{'implementation':<15}{'xla':<6}{'step ms':>10}{'ex/s':>9}"
+          f"{'GFLOP/s':>10}{'MFU':>7}{'RSS GiB':>9}")
+
+
+def format_row(row) -> str:
+    return (f"{row['preset']:<13}{row['implementation']:<15}{str(row['xla']):<6}"
+            f"{row['step_seconds'] * 1e3:>10.1f}{row['examples_per_second']:>9.1f}"
+            f"{row['achieved_gflops']:>10.1f}{row['mfu'] * 100:>6.1f}%{row['rss_gib']:>9.2f}")
+
+
+def _cpu_name() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--presets", default="tiny,albert_base")
+    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--skip_model_garden", action="store_true")
+    parser.add_argument("--output", default=None, help="JSON path (default: results/...)")
+    args = parser.parse_args()
+    print(HEADER)
+    result = run(args)
+    output = pathlib.Path(args.output or pathlib.Path(__file__).parent / "results" /
+                          f"encoder_step-{result['host']}.json")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(result, indent=2) + "\n")
+    temporary.replace(output)
+    print(f"\n{HEADER}\n" + "\n".join(format_row(row) for row in result["rows"]))
+    print(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()
