@@ -43,3 +43,39 @@ def randomize_weights(model, seed=0):
         else:
             value = rng.standard_normal(shape) / np.sqrt(shape[0])
         weight.assign(value.astype(np.float32))
+
+
+def _dense(layer):
+    return layer.kernel.numpy(), layer.bias.numpy()
+
+
+def _norm(layer_norm):
+    return layer_norm.gamma.numpy(), layer_norm.beta.numpy()
+
+
+def reference_block(attention, feed_forward):
+    """One (attention, feed-forward) pair's weights in numpy_reference's block layout."""
+    return {"q": _dense(attention.query), "k": _dense(attention.key),
+            "v": _dense(attention.value), "o": _dense(attention.output_dense),
+            "ln1": _norm(attention.layer_norm), "ffn_in": _dense(feed_forward.intermediate),
+            "ffn_out": _dense(feed_forward.output_dense), "ln2": _norm(feed_forward.layer_norm)}
+
+
+def reference_weights(encoder):
+    """An all-shared-layout encoder's weights for numpy_reference, blocks looked up by name."""
+    emb = encoder.embedding
+    config = encoder.config
+    transformer = encoder.transformer
+    by_name = {block.name: block for block in
+               transformer.attention_blocks + transformer.feed_forward_blocks}
+    groups = [[reference_block(by_name[f"group_{group}_inner_{inner}_attention"],
+                               by_name[f"group_{group}_inner_{inner}_ffn"])
+               for inner in range(config.inner_group_num)]
+              for group in range(config.num_groups)]
+    return {"embeddings": {"word": emb.word_embeddings.numpy(),
+                           "position": emb.position_embeddings.numpy(),
+                           "token_type": emb.token_type_embeddings.numpy(),
+                           "ln_gamma": emb.layer_norm.gamma.numpy(),
+                           "ln_beta": emb.layer_norm.beta.numpy()},
+            "projection": _dense(emb.projection) if emb.projection else None,
+            "groups": groups, "pooler": _dense(encoder.pooler.dense)}

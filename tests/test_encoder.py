@@ -7,35 +7,7 @@ import tf_keras
 
 import numpy_reference as ref
 from albert_tf.models.encoder import AlbertEncoder
-from helpers import random_inputs, randomize_weights
-
-
-def _reference_weights(encoder):
-    """The encoder's weights in numpy_reference's layout, looked up by block name."""
-    emb = encoder.embedding
-    pair = lambda dense: (dense.kernel.numpy(), dense.bias.numpy())  # noqa: E731
-    norm = lambda layer_norm: tuple(w.numpy() for w in layer_norm.weights)  # noqa: E731
-    config = encoder.config
-    by_name = {block.name: block for block in
-               encoder.transformer.attention_blocks + encoder.transformer.feed_forward_blocks}
-    groups = []
-    for group in range(config.num_groups):
-        inner_blocks = []
-        for inner in range(config.inner_group_num):
-            a = by_name[f"group_{group}_inner_{inner}_attention"]
-            f = by_name[f"group_{group}_inner_{inner}_ffn"]
-            inner_blocks.append({"q": pair(a.query), "k": pair(a.key), "v": pair(a.value),
-                                 "o": pair(a.output_dense), "ln1": norm(a.layer_norm),
-                                 "ffn_in": pair(f.intermediate), "ffn_out": pair(f.output_dense),
-                                 "ln2": norm(f.layer_norm)})
-        groups.append(inner_blocks)
-    return {"embeddings": {"word": emb.word_embeddings.numpy(),
-                           "position": emb.position_embeddings.numpy(),
-                           "token_type": emb.token_type_embeddings.numpy(),
-                           "ln_gamma": emb.layer_norm.gamma.numpy(),
-                           "ln_beta": emb.layer_norm.beta.numpy()},
-            "projection": pair(emb.projection) if emb.projection else None,
-            "groups": groups, "pooler": pair(encoder.pooler.dense)}
+from helpers import random_inputs, randomize_weights, reference_weights
 
 
 @pytest.mark.parametrize("num_groups, inner_group_num", [(1, 1), (2, 1), (2, 2)])
@@ -49,13 +21,21 @@ def test_matches_numpy_reference(tiny_config, num_groups, inner_group_num):
     outputs = encoder(inputs)
     arrays = {k: v.numpy() for k, v in inputs.items()}
     sequence, pooled, all_outputs = ref.albert_forward(
-        _reference_weights(encoder), arrays["input_word_ids"], arrays["input_mask"],
+        reference_weights(encoder), arrays["input_word_ids"], arrays["input_mask"],
         arrays["input_type_ids"], config.num_layers, config.num_attention_heads)
     np.testing.assert_allclose(outputs["sequence_output"], sequence, atol=1e-5)
     np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
     assert len(outputs["encoder_outputs"]) == config.num_layers * inner_group_num
     for ours, theirs in zip(outputs["encoder_outputs"], all_outputs):
         np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_list_inputs_in_model_garden_order_and_int64(tiny_encoder, tiny_config):
+    inputs = random_inputs([6, 3], seq_length=6, vocab_size=tiny_config.vocab_size, seed=12)
+    by_name = tiny_encoder(inputs)["pooled_output"]
+    as_list = [tf.cast(inputs[name], tf.int64)
+               for name in ("input_word_ids", "input_mask", "input_type_ids")]
+    np.testing.assert_array_equal(tiny_encoder(as_list)["pooled_output"], by_name)
 
 
 def test_padding_invariance(tiny_encoder, tiny_config):

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 import numpy_reference as ref
+from helpers import randomize_weights, reference_block
 from albert_tf.layers import (AttentionBlock, FactorizedEmbedding, FeedForwardBlock, Pooler,
                               SharedTransformerEncoder, get_activation)
 
@@ -26,18 +27,13 @@ def test_gelu_exact_and_relu_hand_values():
         get_activation("gelu")
 
 
-def _randomize(layer, seed):
-    from helpers import randomize_weights
-    randomize_weights(layer, seed)
-
-
 def test_factorized_embedding_matches_reference():
     layer = FactorizedEmbedding(vocab_size=50, embedding_size=8, hidden_size=12,
                                 max_position_embeddings=10, type_vocab_size=2)
     word_ids = np.array([[3, 9, 41, 0], [7, 7, 2, 1]], np.int32)
     type_ids = np.array([[0, 0, 1, 1], [0, 1, 1, 1]], np.int32)
     layer([word_ids, type_ids])
-    _randomize(layer, 1)
+    randomize_weights(layer, 1)
     x = (layer.word_embeddings.numpy()[word_ids] + layer.token_type_embeddings.numpy()[type_ids]
          + layer.position_embeddings.numpy()[:4][None])
     x = ref.layer_norm(x, *[w.numpy() for w in layer.layer_norm.weights])
@@ -59,15 +55,6 @@ def test_embedding_has_no_projection_when_e_equals_h():
     assert layer.count_params() == (50 + 512 + 2) * 12 + 2 * 12
 
 
-def _block_weights(attention, feed_forward):
-    a, f = attention, feed_forward
-    pair = lambda dense: (dense.kernel.numpy(), dense.bias.numpy())  # noqa: E731
-    return {"q": pair(a.query), "k": pair(a.key), "v": pair(a.value), "o": pair(a.output_dense),
-            "ln1": tuple(w.numpy() for w in a.layer_norm.weights),
-            "ffn_in": pair(f.intermediate), "ffn_out": pair(f.output_dense),
-            "ln2": tuple(w.numpy() for w in f.layer_norm.weights)}
-
-
 def test_attention_and_feed_forward_match_reference():
     attention = AttentionBlock(hidden_size=16, num_attention_heads=4)
     feed_forward = FeedForwardBlock(hidden_size=16, intermediate_size=40)
@@ -76,9 +63,9 @@ def test_attention_and_feed_forward_match_reference():
     bias = tf.constant((1.0 - mask)[:, None, None, :] * -10000.0)
     attention(hidden, attention_bias=bias)
     feed_forward(hidden)
-    _randomize(attention, 2)
-    _randomize(feed_forward, 3)
-    block = _block_weights(attention, feed_forward)
+    randomize_weights(attention, 2)
+    randomize_weights(feed_forward, 3)
+    block = reference_block(attention, feed_forward)
     attended = attention(hidden, attention_bias=bias)
     np.testing.assert_allclose(attended, ref.attention(hidden, mask, block, 4), atol=1e-5)
     np.testing.assert_allclose(feed_forward(attended), ref.feed_forward(attended.numpy(), block),

@@ -24,8 +24,8 @@ class AlbertEncoder(tf_keras.Model):
         return_all_layer_outputs: bool; also output `encoder_outputs`, the list of every
             transformer block's output (`num_layers * inner_group_num` entries).
 
-    Inputs (a dict), int32 `(batch_size, seq_length)` each:
-        input_word_ids, input_mask (1 = token, 0 = padding), input_type_ids.
+    Inputs, int32 (or int64) `(batch_size, seq_length)` each, as a dict by name or a list in
+    this order: input_word_ids, input_mask (1 = token, 0 = padding), input_type_ids.
 
     Outputs (a dict):
         sequence_output: `(batch_size, seq_length, hidden_size)`.
@@ -45,8 +45,11 @@ class AlbertEncoder(tf_keras.Model):
                  return_all_layer_outputs: bool = False, **kwargs):
         if not isinstance(config, AlbertConfig):
             config = AlbertConfig.from_dict(config)
-        inputs = {name: tf_keras.Input(shape=(None,), dtype=tf.int32, name=name)
-                  for name in INPUT_NAMES}
+        # A list in the Model Garden's order, so positional [ids, mask, types] works as
+        # there; a dict is matched to these inputs by name.
+        input_list = [tf_keras.Input(shape=(None,), dtype=tf.int32, name=name)
+                      for name in INPUT_NAMES]
+        inputs = dict(zip(INPUT_NAMES, input_list))
         embedding = FactorizedEmbedding(
             vocab_size=config.vocab_size, embedding_size=config.embedding_size,
             hidden_size=config.hidden_size,
@@ -73,7 +76,7 @@ class AlbertEncoder(tf_keras.Model):
         if return_all_layer_outputs:
             outputs["encoder_outputs"] = layer_outputs
         kwargs.setdefault("name", "albert_encoder")
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        super().__init__(inputs=input_list, outputs=outputs, **kwargs)
 
         self.config = config
         self.return_all_layer_outputs = return_all_layer_outputs
