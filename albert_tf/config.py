@@ -26,8 +26,12 @@ class ConfigError(ValueError):
     """A configuration value, key or file is invalid; the message names where and what."""
 
 
-def _where(source: str | None, field: str) -> str:
-    return f"{source}: field '{field}'" if source else f"field '{field}'"
+def _field(name: str) -> str:
+    return f"field '{name}'"
+
+
+def _where(source: str | None, name: str) -> str:
+    return f"{source}: {_field(name)}" if source else _field(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,41 +79,41 @@ class AlbertConfig:
     def __post_init__(self):
         self.validate()
 
-    def validate(self, source: str | None = None) -> None:
+    def validate(self) -> None:
         """Raises ConfigError naming the first invalid field."""
-        _check_types(self, source)
+        _check_types(self)
         for name in ("vocab_size", "embedding_size", "hidden_size", "num_layers",
                      "num_attention_heads", "intermediate_size", "max_position_embeddings",
                      "type_vocab_size", "num_groups", "inner_group_num"):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{_where(source, name)} must be a positive integer, "
+                raise ConfigError(f"{_field(name)} must be a positive integer, "
                                   f"got {getattr(self, name)}")
         for name in ("hidden_dropout", "attention_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"{_where(source, name)} must be in [0, 1), "
+                raise ConfigError(f"{_field(name)} must be in [0, 1), "
                                   f"got {getattr(self, name)}")
         for name in ("initializer_range", "layer_norm_epsilon"):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{_where(source, name)} must be positive, "
+                raise ConfigError(f"{_field(name)} must be positive, "
                                   f"got {getattr(self, name)}")
         if self.hidden_size % self.num_attention_heads:
             raise ConfigError(
-                f"{_where(source, 'num_attention_heads')}: hidden_size {self.hidden_size} is "
+                f"{_field('num_attention_heads')}: hidden_size {self.hidden_size} is "
                 f"not divisible by num_attention_heads {self.num_attention_heads}")
         if self.hidden_activation not in HIDDEN_ACTIVATIONS:
             hint = (" ('gelu' is ambiguous: the original ALBERT's 'gelu' is 'gelu_tanh')"
                     if self.hidden_activation == "gelu" else "")
-            raise ConfigError(f"{_where(source, 'hidden_activation')} must be one of "
+            raise ConfigError(f"{_field('hidden_activation')} must be one of "
                               f"{', '.join(HIDDEN_ACTIVATIONS)}, got "
                               f"'{self.hidden_activation}'{hint}")
         if self.sharing not in SHARING_STRATEGIES:
-            raise ConfigError(f"{_where(source, 'sharing')} must be one of "
+            raise ConfigError(f"{_field('sharing')} must be one of "
                               f"{', '.join(SHARING_STRATEGIES)}, got '{self.sharing}'")
         if self.num_groups > self.num_layers:
-            raise ConfigError(f"{_where(source, 'num_groups')} ({self.num_groups}) cannot exceed "
+            raise ConfigError(f"{_field('num_groups')} ({self.num_groups}) cannot exceed "
                               f"num_layers ({self.num_layers})")
         if self.sharing == "none" and self.num_groups != 1:
-            raise ConfigError(f"{_where(source, 'num_groups')} must be 1 with sharing 'none' "
+            raise ConfigError(f"{_field('num_groups')} must be 1 with sharing 'none' "
                               f"(groups only say which layers share weights), "
                               f"got {self.num_groups}")
 
@@ -251,7 +255,7 @@ def dataclass_from_mapping(cls, mapping: Mapping[str, Any], source: str | None =
     """Builds dataclass `cls` from a mapping; nested dataclass fields take nested mappings.
 
     Unknown keys raise ConfigError listing the known ones; ints are accepted where floats are
-    expected; validation in `__post_init__`/`validate` sees the source for its messages.
+    expected; errors from the dataclass's own validation get the source put in front.
     """
     if not isinstance(mapping, Mapping):
         raise ConfigError(f"{source or cls.__name__}: expected a mapping for "
@@ -286,13 +290,13 @@ def _construct_with_source(cls, values, source):
         raise
 
 
-def _check_types(instance, source: str | None) -> None:
+def _check_types(instance) -> None:
     hints = typing.get_type_hints(type(instance))
     for field in dataclasses.fields(instance):
         expected = hints[field.name]
         value = getattr(instance, field.name)
         if not _matches(value, expected):
-            raise ConfigError(f"{_where(source, field.name)} must be of type "
+            raise ConfigError(f"{_field(field.name)} must be of type "
                               f"{_type_name(expected)}, got {value!r}")
 
 

@@ -48,8 +48,11 @@ def test_defaults_are_albert_base():
 
 def test_yaml_with_overrides(tmp_path):
     path = tmp_path / "model.yaml"
-    path.write_text("hidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 256\n")
-    config = AlbertConfig.from_yaml(path, ["num_layers=3", "sharing=ffn", "hidden_dropout=0.1"])
+    path.write_text("hidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 256\n"
+                    "layer_norm_epsilon: 1e-6\n")  # YAML 1.1 alone would read a string
+    config = AlbertConfig.from_yaml(path, ["num_layers=3", "sharing=ffn", "hidden_dropout=0.1",
+                                           "initializer_range=2e-2"])
+    assert config.layer_norm_epsilon == 1e-6 and config.initializer_range == 0.02
     assert (config.hidden_size, config.num_layers, config.sharing) == (64, 3, "ffn")
     assert config.hidden_dropout == 0.1
     assert config.embedding_size == 128  # untouched defaults stay
