@@ -1,9 +1,8 @@
 """Named model presets: the YAML files of `configs/models/` (Table 2 sizes and `tiny`).
 
 Presets are data, not code: each is one YAML file of `AlbertConfig` fields. They are read from
-the `configs/models/` folder of the source checkout this package is installed from
-(`pip install -e .`), or from the folder named by the environment variable
-`ALBERT_TF_CONFIG_DIR` (which holds a `models/` folder).
+`albert_tf/configs/models/` (a link to the repository's `configs/` that wheels copy), or from
+the folder named by the environment variable `ALBERT_TF_CONFIG_DIR` (holding `models/`).
 """
 
 from __future__ import annotations
@@ -18,11 +17,11 @@ CONFIG_DIR_ENV = "ALBERT_TF_CONFIG_DIR"
 
 
 def config_dir() -> pathlib.Path:
-    """The `configs/` folder: $ALBERT_TF_CONFIG_DIR, else the one beside the package."""
+    """The `configs/` folder: $ALBERT_TF_CONFIG_DIR, else the one inside the package."""
     override = os.environ.get(CONFIG_DIR_ENV)
     if override:
         return pathlib.Path(override)
-    return pathlib.Path(__file__).resolve().parent.parent / "configs"
+    return pathlib.Path(__file__).parent / "configs"
 
 
 def preset_names() -> list[str]:
