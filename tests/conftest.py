@@ -5,8 +5,15 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
+
+# Two logical CPU devices for tf.distribute tests; must happen before TensorFlow initializes
+# its devices, so here, at collection time, and once for the whole session.
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0],
+    [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
 
 # Tiny but not degenerate: E != H (projection present), several heads, several layers.
 TINY = AlbertConfig(vocab_size=97, embedding_size=16, hidden_size=32, num_layers=3,

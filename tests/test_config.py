@@ -136,3 +136,11 @@ def test_every_table_2_preset_and_tiny_loads():
         load_preset(name)
     with pytest.raises(ConfigError, match="unknown model preset 'albert_huge'"):
         load_preset("albert_huge")
+
+
+def test_config_dir_environment_variable(tmp_path, monkeypatch):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "mine.yaml").write_text("num_layers: 2\n")
+    monkeypatch.setenv("ALBERT_TF_CONFIG_DIR", str(tmp_path))
+    assert preset_names() == ["mine"]
+    assert load_preset("mine").num_layers == 2

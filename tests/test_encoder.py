@@ -111,3 +111,21 @@ def test_mixed_precision(tiny_encoder, tiny_config, policy, atol):
 def _all_layers(layer):
     for child in layer._flatten_layers(include_self=False):
         yield child
+
+
+def test_mirrored_strategy_replicas_match_one_device(tiny_encoder, tiny_config):
+    devices = [device.name for device in tf.config.list_logical_devices("CPU")][:2]
+    assert len(devices) == 2, "conftest sets up two logical CPU devices"
+    strategy = tf.distribute.MirroredStrategy(devices)
+    with strategy.scope():
+        replicated = AlbertEncoder(tiny_config)
+    replicated.set_weights(tiny_encoder.get_weights())
+    inputs = random_inputs([7, 5, 3, 6], seq_length=7, vocab_size=tiny_config.vocab_size,
+                           seed=13)
+    dataset = tf.data.Dataset.from_tensor_slices(inputs).batch(4)
+    batch = next(iter(strategy.experimental_distribute_dataset(dataset)))
+    per_replica = strategy.run(tf.function(lambda x: replicated(x)["pooled_output"]),
+                               args=(batch,))
+    pooled = np.concatenate([t.numpy() for t in strategy.experimental_local_results(
+        per_replica)])
+    np.testing.assert_allclose(pooled, tiny_encoder(inputs)["pooled_output"], atol=1e-5)
