@@ -87,32 +87,34 @@ class SharedTransformerEncoder(tf_keras.layers.Layer):
 
         self.attention_blocks: list[AttentionBlock] = []
         self.feed_forward_blocks: list[FeedForwardBlock] = []
-        # self._plan[layer][inner] = (index into attention_blocks, into feed_forward_blocks)
+        # _plan[layer][inner] = (index into attention_blocks, index into feed_forward_blocks)
         self._plan = self._create_blocks()
 
+    def _block_name(self, part: str, layer: int, inner: int) -> str:
+        """The name of the sub-block `part` that (layer, inner) applies; equal names share."""
+        if part in _SHARED_PARTS[self.sharing]:
+            group = group_of_layer(layer, self.num_layers, self.num_groups)
+            return f"group_{group}_inner_{inner}_{part}"
+        return f"layer_{layer}_inner_{inner}_{part}"
+
     def _create_blocks(self) -> tuple[tuple[tuple[int, int], ...], ...]:
-        shared = _SHARED_PARTS[self.sharing]
-        owners: dict[tuple, int] = {}
+        """Creates each distinct sub-block once; returns plan[layer][inner] = (a, f) indices."""
+        indices: dict[str, int] = {}
 
-        def block_index(part, blocks, make, layer, inner):
-            if part in shared:
-                owner = ("group", group_of_layer(layer, self.num_layers, self.num_groups), inner)
-            else:
-                owner = ("layer", layer, inner)
-            key = (part,) + owner
-            if key not in owners:
-                owners[key] = len(blocks)
-                blocks.append(make(name=f"{owner[0]}_{owner[1]}_inner_{inner}_{part}"))
-            return owners[key]
+        def index_of(part, blocks, make, layer, inner):
+            name = self._block_name(part, layer, inner)
+            if name not in indices:
+                indices[name] = len(blocks)
+                blocks.append(make(name=name))
+            return indices[name]
 
-        plan = []
-        for layer in range(self.num_layers):
-            plan.append(tuple((block_index("attention", self.attention_blocks, self._attention_block,
-                                      layer, inner),
-                          block_index("ffn", self.feed_forward_blocks, self._feed_forward_block,
-                                      layer, inner))
-                              for inner in range(self.inner_group_num)))
-        return tuple(plan)
+        return tuple(
+            tuple((index_of("attention", self.attention_blocks, self._attention_block,
+                            layer, inner),
+                   index_of("ffn", self.feed_forward_blocks, self._feed_forward_block,
+                            layer, inner))
+                  for inner in range(self.inner_group_num))
+            for layer in range(self.num_layers))
 
     def _attention_block(self, name):
         return AttentionBlock(self.hidden_size, self.num_attention_heads,
