@@ -27,7 +27,7 @@ import psutil  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_tf.flops import encoder_training_flops  # noqa: E402
-from albert_tf.models.encoder import AlbertEncoder  # noqa: E402
+from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
 
 
@@ -59,7 +59,7 @@ def model_garden_encoder(config):
 
 
 def make_step(encoder, jit_compile: bool):
-    variables = None
+    variables = encoder.trainable_variables
 
     @tf.function(jit_compile=jit_compile)
     def step(inputs):
@@ -70,14 +70,7 @@ def make_step(encoder, jit_compile: bool):
         gradients = tape.gradient(loss, variables)
         return loss, tf.linalg.global_norm(gradients)
 
-    variables = encoder.trainable_variables
     return step
-
-
-def random_batch(config, batch_size, seq_length):
-    word_ids = tf.random.uniform((batch_size, seq_length), 5, config.vocab_size, tf.int32)
-    return {"input_word_ids": word_ids, "input_mask": tf.ones_like(word_ids),
-            "input_type_ids": tf.zeros_like(word_ids)}
 
 
 def time_step(step, inputs, steps: int, warmup: int) -> float:
@@ -96,7 +89,7 @@ def run(args) -> dict:
     rows = []
     for preset in args.presets.split(","):
         config = load_preset(preset)
-        inputs = random_batch(config, args.batch_size, args.seq_length)
+        inputs = random_encoder_inputs(config, args.batch_size, args.seq_length)
         flops = encoder_training_flops(config, args.batch_size, args.seq_length)
         builders = {"albert_tf": AlbertEncoder}
         if not args.skip_model_garden:

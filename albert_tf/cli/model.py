@@ -40,16 +40,11 @@ def _describe(config: AlbertConfig) -> str:
 
 
 def _run_forward(config: AlbertConfig, batch_size: int, seq_length: int) -> None:
-    import tensorflow as tf
-
-    from albert_tf.models.encoder import AlbertEncoder
+    from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs
 
     seq_length = min(seq_length, config.max_position_embeddings)
     encoder = AlbertEncoder(config)
-    word_ids = tf.random.uniform((batch_size, seq_length), 5, config.vocab_size, tf.int32)
-    inputs = {"input_word_ids": word_ids,
-              "input_mask": tf.ones_like(word_ids),
-              "input_type_ids": tf.zeros_like(word_ids)}
+    inputs = random_encoder_inputs(config, batch_size, seq_length)
     start = time.perf_counter()
     outputs = encoder(inputs, training=False)
     elapsed = time.perf_counter() - start

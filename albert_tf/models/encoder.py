@@ -15,6 +15,15 @@ from albert_tf.layers.shared_encoder import SharedTransformerEncoder
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
+def random_encoder_inputs(config: AlbertConfig, batch_size: int,
+                          seq_length: int) -> dict[str, tf.Tensor]:
+    """A full-length, single-segment batch of random ordinary ids (above the 5 control ids),
+    for smoke runs and benchmarks."""
+    word_ids = tf.random.uniform((batch_size, seq_length), 5, config.vocab_size, tf.int32)
+    return {"input_word_ids": word_ids, "input_mask": tf.ones_like(word_ids),
+            "input_type_ids": tf.zeros_like(word_ids)}
+
+
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
 class AlbertEncoder(tf_keras.Model):
     """The ALBERT encoder (a functional tf_keras model).
