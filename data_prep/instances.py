@@ -1,0 +1,138 @@
+"""Segments A and B and the sentence label, from a tokenized document (paper section 4.1).
+
+The original recipe, restated: sentences are collected into a chunk until it reaches a target
+length (the maximum, or with probability `short_seq_prob` a uniform length in
+[2, max_seq_length - 3]) or the document ends; A takes the chunk's first k >= 1 sentences and B
+the rest. Then:
+
+- `sop`: A and B are swapped with probability 1/2 (label 1 = swapped);
+- `nsp`: with probability 1/2 B is replaced by a run of sentences from another document of
+  the shard (label 1 = random), and the chunk's unused sentences are put back;
+- `none`: A and B stay in order (label 0).
+
+Two departures from the original code, both fixes:
+- A chunk of a single sentence is split inside that sentence (at a random piece) instead of
+  drawing B from another document; the original does the latter even in SOP mode, so 11% of
+  its "SOP" examples are NSP negatives and its labels are 55/45. One-piece chunks are skipped.
+- The target length is drawn again for every chunk, so about `short_seq_prob` of the examples
+  (not of the documents) aim short, as the BERT paper describes the 10%.
+
+A pair longer than max_seq_length - 3 is trimmed one piece at a time from the longer segment,
+at its front or its back with probability 1/2 each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from data_prep.options import DataPrepOptions
+from data_prep.statistics import ExampleStatistics
+from data_prep.tokenizer import CLS_ID, SEP_ID
+
+Document = list[list[int]]  # sentences of piece ids
+
+
+@dataclasses.dataclass
+class SegmentPair:
+    """Segments A and B (piece ids, already trimmed to fit) and the sentence label."""
+
+    first: list[int]
+    second: list[int]
+    label: int
+    short_target: bool = False
+
+    def tokens(self) -> list[int]:
+        """`[CLS] A [SEP] B [SEP]`."""
+        return [CLS_ID, *self.first, SEP_ID, *self.second, SEP_ID]
+
+    def segment_ids(self) -> list[int]:
+        """0 through the first `[SEP]`, 1 after it."""
+        return [0] * (len(self.first) + 2) + [1] * (len(self.second) + 1)
+
+
+def document_pairs(documents: list[Document], index: int, options: DataPrepOptions,
+                   rng: random.Random, stats: ExampleStatistics) -> list[SegmentPair]:
+    """All segment pairs of `documents[index]` for one pass (one dupe) over it."""
+    document = documents[index]
+    pairs = []
+    chunk: list[list[int]] = []
+    chunk_length = 0
+    target, short = _draw_target(options, rng)
+    position = 0
+    while position < len(document):
+        chunk.append(document[position])
+        chunk_length += len(document[position])
+        if position == len(document) - 1 or chunk_length >= target:
+            pair, put_back = _pair_from_chunk(chunk, documents, index, target, options, rng,
+                                              stats)
+            if pair is not None:
+                _trim_pair(pair, options.max_tokens_per_pair, rng)
+                pair.short_target = short
+                pairs.append(pair)
+            position -= put_back
+            chunk, chunk_length = [], 0
+            target, short = _draw_target(options, rng)
+        position += 1
+    return pairs
+
+
+def _draw_target(options: DataPrepOptions, rng: random.Random) -> tuple[int, bool]:
+    if rng.random() < options.short_seq_prob:
+        return rng.randint(2, options.max_tokens_per_pair), True
+    return options.max_tokens_per_pair, False
+
+
+def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
+    """Returns (pair or None, number of chunk sentences to put back into the document)."""
+    if len(chunk) == 1:
+        sentence = chunk[0]
+        if len(sentence) < 2:
+            stats.chunks_skipped += 1
+            return None, 0
+        cut = rng.randint(1, len(sentence) - 1)
+        first, second, unused = sentence[:cut], sentence[cut:], 0
+        stats.single_sentence_chunks_split += 1
+    else:
+        split = rng.randint(1, len(chunk) - 1)
+        first = [piece for sentence in chunk[:split] for piece in sentence]
+        second = [piece for sentence in chunk[split:] for piece in sentence]
+        unused = len(chunk) - split
+    objective = options.sentence_objective
+    if objective == "sop" and rng.random() < 0.5:
+        return SegmentPair(second, first, 1), 0
+    if objective == "nsp" and rng.random() < 0.5:
+        if len(documents) > 1:
+            return SegmentPair(first, _random_next(documents, index, target - len(first), rng),
+                               1), unused
+        stats.nsp_without_other_document += 1
+    return SegmentPair(first, second, 0), 0
+
+
+def _random_next(documents, index, target_length, rng) -> list[int]:
+    """Sentences from a random start in a random other document, until `target_length`."""
+    other = rng.randrange(len(documents) - 1)
+    other += other >= index
+    document = documents[other]
+    second: list[int] = []
+    for sentence in document[rng.randrange(len(document)):]:
+        second.extend(sentence)
+        if len(second) >= target_length:
+            break
+    return second
+
+
+def _trim_pair(pair: SegmentPair, max_tokens: int, rng: random.Random) -> None:
+    """Trims the longer segment, front or back at random, until A + B fits `max_tokens`."""
+    lengths = [len(pair.first), len(pair.second)]
+    front_cuts, back_cuts = [0, 0], [0, 0]
+    while lengths[0] + lengths[1] > max_tokens:
+        longer = 0 if lengths[0] > lengths[1] else 1
+        if rng.random() < 0.5:
+            front_cuts[longer] += 1
+        else:
+            back_cuts[longer] += 1
+        lengths[longer] -= 1
+    if front_cuts != [0, 0] or back_cuts != [0, 0]:
+        pair.first = pair.first[front_cuts[0]:front_cuts[0] + lengths[0]]
+        pair.second = pair.second[front_cuts[1]:front_cuts[1] + lengths[1]]

@@ -1,0 +1,140 @@
+"""The output folder of a build: shard names, per-shard sidecars, the build plan and manifest.
+
+Layout of `--output_dir`:
+- `build.json`: written first; what is being built (inputs, options, shard count, tokenizer
+  checksum) and its fingerprint. A later run into the same folder must have the same
+  fingerprint, or it stops instead of mixing shards of two builds.
+- `<prefix>-00003-of-00016.tfrecord`: a shard; `<shard>.json` beside it, written after it,
+  marks it complete and holds its count, checksum and statistics. A shard without a sidecar
+  is rebuilt (same bytes, since shards are pure functions of the plan).
+- `manifest.json`: written last, when every shard is complete: all of the above plus the
+  merged statistics.
+Every file is written atomically (`data_prep.atomic`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+
+from data_prep.atomic import atomic_write_bytes
+from data_prep.corpus import Part, Source
+from data_prep.options import DataPrepError, DataPrepOptions
+from data_prep.statistics import ShardStatistics
+
+MANIFEST = "manifest.json"
+BUILD_PLAN = "build.json"
+FORMAT = "albert-tf pretraining shards, version 1"
+
+
+@dataclasses.dataclass
+class BuildPlan:
+    """What a build makes: every input of the output bytes, nothing about how it runs."""
+
+    output_dir: str
+    sources: list[Source]
+    parts: list[Part]
+    options: DataPrepOptions
+    tokenizer_path: str
+    tokenizer_checksum: str
+    vocab_size: int
+    prefix: str = "train"
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.parts)
+
+    def shard_name(self, index: int) -> str:
+        return f"{self.prefix}-{index:05d}-of-{self.num_shards:05d}.tfrecord"
+
+    def shard_path(self, index: int) -> str:
+        return os.path.join(self.output_dir, self.shard_name(index))
+
+    def description(self) -> dict:
+        """The plan as JSON data; the fingerprint hashes all of it but the tokenizer path."""
+        return {
+            "format": FORMAT,
+            "inputs": [dataclasses.asdict(source) | {"kind": type(source).__name__}
+                       for source in self.sources],
+            "options": self.options.to_dict(),
+            "num_shards": self.num_shards,
+            "prefix": self.prefix,
+            "tokenizer": {"path": self.tokenizer_path, "checksum": self.tokenizer_checksum,
+                          "vocab_size": self.vocab_size},
+        }
+
+    def fingerprint(self) -> str:
+        description = self.description()
+        description["tokenizer"] = dict(description["tokenizer"], path=None)
+        for source in description["inputs"]:
+            source.pop("data_dir", None)
+        text = json.dumps(description, sort_keys=True)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _write_json(path: str, data: dict) -> None:
+    atomic_write_bytes(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+def start_build(plan: BuildPlan) -> None:
+    """Creates the output folder and its build.json, or checks an existing one matches."""
+    os.makedirs(plan.output_dir, exist_ok=True)
+    path = os.path.join(plan.output_dir, BUILD_PLAN)
+    if os.path.exists(path):
+        with open(path) as file:
+            existing = json.load(file)
+        if existing.get("fingerprint") != plan.fingerprint():
+            raise DataPrepError(
+                f"{plan.output_dir} holds shards of another build (different inputs, options, "
+                f"shard count or tokenizer; see {path}); use a new --output_dir or --overwrite")
+        return
+    _write_json(path, plan.description() | {"fingerprint": plan.fingerprint()})
+
+
+def sidecar_path(shard_path: str) -> str:
+    return shard_path + ".json"
+
+
+def write_sidecar(plan: BuildPlan, index: int, examples: int, checksum: str,
+                  stats: ShardStatistics) -> None:
+    _write_json(sidecar_path(plan.shard_path(index)), {
+        "fingerprint": plan.fingerprint(), "file": plan.shard_name(index),
+        "examples": examples, "checksum": checksum, "statistics": stats.to_dict()})
+
+
+def read_sidecar(plan: BuildPlan, index: int) -> dict | None:
+    """The sidecar of a complete shard of this plan, or None if the shard must be (re)built."""
+    shard, sidecar = plan.shard_path(index), sidecar_path(plan.shard_path(index))
+    if not (os.path.exists(shard) and os.path.exists(sidecar)):
+        return None
+    with open(sidecar) as file:
+        data = json.load(file)
+    return data if data.get("fingerprint") == plan.fingerprint() else None
+
+
+def write_manifest(plan: BuildPlan, sidecars: list[dict]) -> dict:
+    """Writes manifest.json from the complete shards' sidecars; returns its content."""
+    totals = ShardStatistics()
+    for sidecar in sidecars:
+        totals.merge(ShardStatistics.from_dict(sidecar["statistics"]))
+    manifest = plan.description() | {
+        "fingerprint": plan.fingerprint(),
+        "shards": [{"file": s["file"], "examples": s["examples"], "checksum": s["checksum"]}
+                   for s in sidecars],
+        "total_examples": sum(s["examples"] for s in sidecars),
+        "statistics": totals.to_dict(),
+    }
+    _write_json(os.path.join(plan.output_dir, MANIFEST), manifest)
+    return manifest
+
+
+def read_manifest(output_dir: str) -> dict:
+    path = os.path.join(output_dir, MANIFEST)
+    try:
+        with open(path) as file:
+            return json.load(file)
+    except FileNotFoundError:
+        raise DataPrepError(f"{path}: no manifest; the build has not finished (run it again "
+                            "to resume)") from None

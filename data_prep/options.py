@@ -1,0 +1,74 @@
+"""`DataPrepOptions`: the flags of `albert-data build`, with the original script's defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+
+SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+
+
+class DataPrepError(ValueError):
+    """Bad input or options; the message names the file, line or flag and what was expected."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DataPrepOptions:
+    """How examples are made from documents (defaults: the original create_pretraining_data).
+
+    Attributes:
+        max_seq_length: tokens per example, `[CLS]`/`[SEP]` included.
+        dupe_factor: passes over each document, each with fresh random segments and masks.
+        short_seq_prob: probability that an example targets a length uniform in
+            [2, max_seq_length - 3] instead of the maximum.
+        masked_lm_prob: share of an example's tokens to mask.
+        max_predictions_per_seq: cap on masked positions (the record's prediction length).
+        ngram: longest masked span, in words (3 in the paper).
+        favor_shorter_ngram: span length n drawn with p(n) proportional to 1/n (else uniform).
+        whole_word_mask: spans are made of whole words, not single pieces.
+        sentence_objective: `sop` (swap A and B half the time), `nsp` (B from another
+            document half the time) or `none` (A and B always in order, label 0).
+        random_seed: the output is a pure function of inputs, options and this seed.
+        lower_case: lower-case text before SentencePiece (match how the model was trained).
+        max_line_chars: longer lines are skipped as not being sentences (counted, or an error
+            with `strict`).
+        strict: fail on invalid UTF-8, NUL bytes and over-long lines instead of skipping them.
+    """
+
+    max_seq_length: int = 512
+    dupe_factor: int = 40
+    short_seq_prob: float = 0.1
+    masked_lm_prob: float = 0.15
+    max_predictions_per_seq: int = 20
+    ngram: int = 3
+    favor_shorter_ngram: bool = True
+    whole_word_mask: bool = True
+    sentence_objective: str = "sop"
+    random_seed: int = 12345
+    lower_case: bool = True
+    max_line_chars: int = 100_000
+    strict: bool = False
+
+    def __post_init__(self):
+        checks = [
+            (self.max_seq_length >= 5, "max_seq_length must be at least 5"),
+            (self.dupe_factor >= 1, "dupe_factor must be at least 1"),
+            (0.0 <= self.short_seq_prob <= 1.0, "short_seq_prob must be in [0, 1]"),
+            (0.0 < self.masked_lm_prob < 1.0, "masked_lm_prob must be in (0, 1)"),
+            (self.max_predictions_per_seq >= 1, "max_predictions_per_seq must be at least 1"),
+            (self.ngram >= 1, "ngram must be at least 1"),
+            (self.sentence_objective in SENTENCE_OBJECTIVES,
+             f"sentence_objective must be one of {', '.join(SENTENCE_OBJECTIVES)}, "
+             f"got {self.sentence_objective!r}"),
+            (self.max_line_chars >= 1, "max_line_chars must be at least 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise DataPrepError(f"option {message}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @property
+    def max_tokens_per_pair(self) -> int:
+        """Room for segments A and B: the sequence minus `[CLS]`, `[SEP]`, `[SEP]`."""
+        return self.max_seq_length - 3

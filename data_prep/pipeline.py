@@ -1,0 +1,122 @@
+"""`albert-data build`: plan the shards, build the missing ones in parallel, write the manifest.
+
+Workers are separate processes (multiprocessing, `spawn`, so they never inherit a parent's
+TensorFlow threads); each builds whole shards with its own `ShardBuilder` and writes them
+atomically. A rerun after a crash, or with more or fewer workers, finds the complete shards
+by their sidecars, builds the rest and gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import shutil
+from typing import Sequence
+
+from data_prep import manifest as manifest_files
+from data_prep.atomic import remove_stale_temporaries
+from data_prep.corpus import Source, expand_inputs, plan_parts
+from data_prep.options import DataPrepError, DataPrepOptions
+from data_prep.shard import ShardBuilder
+from data_prep.statistics import ShardStatistics
+from data_prep.tfrecord import write_records
+from data_prep.tokenizer import Tokenizer
+
+# Default shard size: one shard per this many input bytes (times dupe_factor); a worker holds
+# one shard's examples in memory to shuffle them, about 25 bytes per input byte and dupe.
+INPUT_BYTES_PER_SHARD = 32 << 20
+
+
+def default_num_shards(sources: Sequence[Source], dupe_factor: int) -> int:
+    total = sum(source.size for source in sources)
+    return max(1, math.ceil(total * dupe_factor / INPUT_BYTES_PER_SHARD))
+
+
+def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: DataPrepOptions,
+              num_shards: int = 0, tfds_sources: Sequence[Source] = (),
+              prefix: str = "train") -> manifest_files.BuildPlan:
+    """Resolves inputs and the tokenizer into a `BuildPlan` (checks everything up front)."""
+    sources = [*expand_inputs(list(inputs)), *tfds_sources]
+    if not sources:
+        raise DataPrepError("no inputs: pass text files or globs, or a TFDS dataset")
+    if num_shards < 0:
+        raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
+    tokenizer = Tokenizer(spm_model, options.lower_case)
+    parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
+    return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
+                                    tokenizer.checksum, tokenizer.vocab_size, prefix)
+
+
+def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite: bool = False,
+                 progress: bool = True) -> dict:
+    """Builds every incomplete shard of `plan`, then writes and returns the manifest."""
+    if num_workers < 1:
+        raise DataPrepError(f"option num_workers must be >= 1, got {num_workers}")
+    if overwrite and os.path.isdir(plan.output_dir):
+        shutil.rmtree(plan.output_dir)
+    manifest_files.start_build(plan)
+    remove_stale_temporaries(plan.output_dir)
+    todo = [part.index for part in plan.parts
+            if manifest_files.read_sidecar(plan, part.index) is None]
+    bar = _progress_bar(plan, todo, progress)
+    try:
+        for examples in _run(plan, todo, num_workers):
+            bar.update(1)
+            bar.set_postfix(examples=f"{examples:,}")
+    except BaseException:
+        # Stopped workers may leave temporaries; complete shards and sidecars stay for resume.
+        remove_stale_temporaries(plan.output_dir)
+        raise
+    finally:
+        bar.close()
+    sidecars = [manifest_files.read_sidecar(plan, part.index) for part in plan.parts]
+    if any(sidecar is None for sidecar in sidecars):
+        raise DataPrepError(f"{plan.output_dir}: a shard vanished while building; run again")
+    if sum(sidecar["examples"] for sidecar in sidecars) == 0:
+        raise DataPrepError("no examples were made: the inputs hold no documents with text "
+                            "(is the input empty, or every line skipped? see the shard "
+                            f"sidecars in {plan.output_dir})")
+    return manifest_files.write_manifest(plan, sidecars)
+
+
+def _progress_bar(plan, todo, enabled):
+    from tqdm import tqdm
+    done = plan.num_shards - len(todo)
+    return tqdm(total=plan.num_shards, initial=done, unit="shard", disable=not enabled,
+                desc=f"albert-data build -> {plan.output_dir}")
+
+
+def _run(plan, todo, num_workers):
+    """Yields the example count of each shard as it completes."""
+    if num_workers == 1 or len(todo) <= 1:
+        _start_worker(plan)
+        for index in todo:
+            yield _build_one(index)
+        return
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(min(num_workers, len(todo)), initializer=_start_worker,
+                      initargs=(plan,)) as pool:
+        yield from pool.imap_unordered(_build_one, todo)
+
+
+_worker: dict = {}
+
+
+def _start_worker(plan: manifest_files.BuildPlan) -> None:
+    tokenizer = Tokenizer(plan.tokenizer_path, plan.options.lower_case)
+    if tokenizer.checksum != plan.tokenizer_checksum:
+        raise DataPrepError(f"{plan.tokenizer_path} changed while the build was running")
+    _worker.update(plan=plan, builder=ShardBuilder(plan.options, tokenizer))
+
+
+def _build_one(index: int) -> int:
+    plan, builder = _worker["plan"], _worker["builder"]
+    records, stats = builder.build(plan.parts[index])
+    examples, checksum = write_records(plan.shard_path(index), records)
+    manifest_files.write_sidecar(plan, index, examples, checksum, stats)
+    return examples
+
+
+def merged_statistics(manifest: dict) -> ShardStatistics:
+    return ShardStatistics.from_dict(manifest["statistics"])

@@ -1,0 +1,121 @@
+"""What a build saw and made: input problems and example statistics, mergeable across shards.
+
+Each shard's statistics go into its sidecar file and, summed, into the manifest; `inspect`
+recomputes the example statistics from a shard's records.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Callable, Union
+
+MESSAGES_PER_KIND = 5
+
+
+@dataclasses.dataclass
+class InputReport:
+    """Counts of input problems by kind, and the first few messages of each kind."""
+
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    messages: list[str] = dataclasses.field(default_factory=list)
+
+    def note(self, kind: str, message: Union[str, Callable[[], str]]) -> None:
+        """Counts one `kind` problem; keeps its message (a callable is only called if kept)."""
+        seen = self.counts.get(kind, 0)
+        self.counts[kind] = seen + 1
+        if seen < MESSAGES_PER_KIND:
+            self.messages.append(message() if callable(message) else message)
+
+    def merge(self, other: "InputReport") -> None:
+        for kind, count in other.counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + count
+        self.messages.extend(other.messages)
+
+
+@dataclasses.dataclass
+class ExampleStatistics:
+    """Counts over written examples; `summary()` turns them into the rates people check."""
+
+    documents: int = 0
+    sentences: int = 0
+    examples: int = 0
+    full_length_examples: int = 0
+    short_target_examples: int = 0
+    tokens: int = 0  # non-padding tokens, [CLS]/[SEP] included
+    masked_tokens: int = 0
+    replaced_by_mask: int = 0
+    kept_original: int = 0
+    replaced_by_random: int = 0
+    single_sentence_chunks_split: int = 0
+    chunks_skipped: int = 0
+    nsp_without_other_document: int = 0
+    label_counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Masked spans by length in words; "drawn" holds spans whose length is the drawn n (not
+    # shortened to fit the prediction budget), the ones whose lengths follow p(n).
+    span_lengths: dict[str, int] = dataclasses.field(default_factory=dict)
+    drawn_span_lengths: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def count_label(self, label: int) -> None:
+        _bump(self.label_counts, label)
+
+    def count_span(self, length: int, drawn: bool) -> None:
+        _bump(self.span_lengths, length)
+        if drawn:
+            _bump(self.drawn_span_lengths, length)
+
+    def merge(self, other: "ExampleStatistics") -> None:
+        for field in dataclasses.fields(self):
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            if isinstance(mine, dict):
+                for key, count in theirs.items():
+                    mine[key] = mine.get(key, 0) + count
+            else:
+                setattr(self, field.name, mine + theirs)
+
+    def summary(self) -> dict[str, float]:
+        """Rates: masked share of tokens, replacement shares, label shares, length shares."""
+        def share(count, total):
+            return round(count / total, 6) if total else 0.0
+        masked = self.masked_tokens
+        spans = sum(self.span_lengths.values())
+        return {
+            "masked_fraction_of_tokens": share(masked, self.tokens),
+            "mask_token_share": share(self.replaced_by_mask, masked),
+            "kept_share": share(self.kept_original, masked),
+            "random_token_share": share(self.replaced_by_random, masked),
+            "label_1_share": share(self.label_counts.get("1", 0), self.examples),
+            "full_length_share": share(self.full_length_examples, self.examples),
+            "short_target_share": share(self.short_target_examples, self.examples),
+            "mean_span_words": share(sum(int(n) * c for n, c in self.span_lengths.items()), spans),
+            "mean_tokens_per_example": share(self.tokens, self.examples),
+        }
+
+
+def _bump(counter: dict[str, int], key: int) -> None:
+    # JSON object keys are strings; keep them strings in memory too so merges line up.
+    key = str(key)
+    counter[key] = counter.get(key, 0) + 1
+
+
+@dataclasses.dataclass
+class ShardStatistics:
+    """Everything one shard build reports: its example counts and its input problems."""
+
+    examples: ExampleStatistics = dataclasses.field(default_factory=ExampleStatistics)
+    inputs: InputReport = dataclasses.field(default_factory=InputReport)
+
+    def merge(self, other: "ShardStatistics") -> None:
+        self.examples.merge(other.examples)
+        self.inputs.merge(other.inputs)
+
+    def to_dict(self) -> dict:
+        return {"examples": dataclasses.asdict(self.examples),
+                "summary": self.examples.summary(),
+                "input_problems": dict(collections.OrderedDict(sorted(self.inputs.counts.items()))),
+                "input_messages": list(self.inputs.messages)}
+
+    @classmethod
+    def from_dict(cls, mapping: dict) -> "ShardStatistics":
+        return cls(ExampleStatistics(**mapping["examples"]),
+                   InputReport(dict(mapping["input_problems"]), list(mapping["input_messages"])))

@@ -1,0 +1,170 @@
+"""SentencePiece with the ALBERT id layout: train a model, load one, look up piece facts.
+
+The released ALBERT vocabulary (`30k-clean.model`) puts `<pad>`=0, `<unk>`=1, `[CLS]`=2,
+`[SEP]`=3, `[MASK]`=4; models trained here get the same layout, with `[CLS]`/`[SEP]`/`[MASK]`
+as control symbols (text that happens to contain "[SEP]" never turns into the separator).
+Loading refuses a model with another layout, since every id in the TFRecords would mean
+something else to the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import random
+import string
+from typing import Iterable, Sequence
+
+import numpy as np
+import sentencepiece as spm
+
+from data_prep.atomic import atomic_write_bytes
+from data_prep.options import DataPrepError
+
+SPECIAL_PIECES = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
+PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
+WORD_MARKER = "\u2581"  # SentencePiece's "a space came before this piece"
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocabulary:
+    """Per-id facts the example builder needs, as flat tables indexed by piece id.
+
+    Attributes:
+        word_start: `word_start[id]` is 1 if the piece starts a word: it carries the word
+            marker, is a lone punctuation mark, or is a control/unknown piece (the rule of the
+            original's whole-word masking, which also splits "word" from a following ".").
+        ordinary_ids: ids a random replacement may draw: not control, unknown or unused.
+    """
+
+    size: int
+    word_start: bytes
+    ordinary_ids: np.ndarray
+
+
+class Tokenizer:
+    """A loaded SentencePiece model checked for the ALBERT layout.
+
+    Args:
+        model_path: the `.model` file.
+        lower_case: recorded for callers that normalize text before `encode`.
+    """
+
+    def __init__(self, model_path: str | os.PathLike, lower_case: bool = True):
+        self.model_path = os.fspath(model_path)
+        self.lower_case = lower_case
+        try:
+            with open(self.model_path, "rb") as file:
+                proto = file.read()
+        except OSError as error:
+            raise DataPrepError(f"SentencePiece model {self.model_path}: {error.strerror}") from None
+        self.checksum = "sha256:" + hashlib.sha256(proto).hexdigest()
+        self.processor = spm.SentencePieceProcessor()
+        try:
+            self.processor.LoadFromSerializedProto(proto)
+        except Exception as error:  # sentencepiece raises RuntimeError/OSError by version
+            raise DataPrepError(f"{self.model_path}: not a SentencePiece model ({error})") from None
+        _check_layout(self.processor, self.model_path)
+        self.vocabulary = _vocabulary(self.processor)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.vocabulary.size
+
+    def encode(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Piece ids of each (already normalized) sentence; one C++ call for the batch."""
+        if not sentences:
+            return []
+        return self.processor.encode(list(sentences), out_type=int, num_threads=1)
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.processor.id_to_piece(int(piece_id)) for piece_id in ids]
+
+
+def _check_layout(processor, path: str) -> None:
+    problems = []
+    size = processor.get_piece_size()
+    for piece, expected in SPECIAL_PIECES.items():
+        found = processor.piece_to_id(piece)
+        actual = processor.id_to_piece(expected) if expected < size else "(no such id)"
+        if actual != piece:
+            where = f"it has {piece!r} at id {found}" if processor.id_to_piece(found) == piece \
+                else f"it has no {piece!r}"
+            problems.append(f"id {expected} must be {piece!r} but is {actual!r} ({where})")
+    if problems:
+        raise DataPrepError(
+            f"{path}: not an ALBERT SentencePiece model: " + "; ".join(problems)
+            + ". Train one with `albert-data train-spm`, which uses the ALBERT layout.")
+
+
+def _vocabulary(processor) -> Vocabulary:
+    size = processor.get_piece_size()
+    word_start = bytearray(size)
+    ordinary = []
+    for piece_id in range(size):
+        special = (processor.is_control(piece_id) or processor.is_unknown(piece_id)
+                   or processor.is_unused(piece_id))
+        piece = processor.id_to_piece(piece_id)
+        if special or piece.startswith(WORD_MARKER) or piece in _PUNCTUATION:
+            word_start[piece_id] = 1
+        if not special:
+            ordinary.append(piece_id)
+    return Vocabulary(size, bytes(word_start), np.asarray(ordinary, dtype=np.int64))
+
+
+def train_sentencepiece(sentences: Iterable[str], model_prefix: str, vocab_size: int = 30000,
+                        max_sentences: int = 2_000_000, seed: int = 12345,
+                        character_coverage: float = 0.99995, num_threads: int = 1) -> str:
+    """Trains a unigram SentencePiece model with the ALBERT layout; returns the .model path.
+
+    Args:
+        sentences: normalized sentences, streamed; a uniform sample of at most `max_sentences`
+            of them (reservoir sampling, seeded) is kept, so any corpus size fits in memory.
+        model_prefix: writes `<prefix>.model` and `<prefix>.vocab` (each atomically).
+    """
+    sample = reservoir_sample(sentences, max_sentences, random.Random(seed))
+    if not sample:
+        raise DataPrepError("train-spm: the inputs hold no sentences to train on")
+    model = _train_unigram(sample, vocab_size, seed, character_coverage, num_threads)
+    atomic_write_bytes(model_prefix + ".model", model)
+    processor = spm.SentencePieceProcessor(model_proto=model)
+    vocab = "".join(f"{processor.id_to_piece(i)}\t{processor.get_score(i):g}\n"
+                    for i in range(processor.get_piece_size()))
+    atomic_write_bytes(model_prefix + ".vocab", vocab.encode("utf-8"))
+    return model_prefix + ".model"
+
+
+def reservoir_sample(items: Iterable[str], capacity: int, rng: random.Random) -> list[str]:
+    """A uniform random sample of `capacity` items from a stream (all of them if fewer)."""
+    sample: list[str] = []
+    for seen, item in enumerate(items):
+        if seen < capacity:
+            sample.append(item)
+        else:
+            slot = rng.randrange(seen + 1)
+            if slot < capacity:
+                sample[slot] = item
+    return sample
+
+
+def _train_unigram(sample, vocab_size, seed, character_coverage, num_threads) -> bytes:
+    import io
+    model = io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sample), model_writer=model, model_type="unigram",
+            vocab_size=vocab_size, pad_id=SPECIAL_PIECES["<pad>"],
+            unk_id=SPECIAL_PIECES["<unk>"], bos_id=-1, eos_id=-1,
+            control_symbols=["[CLS]", "[SEP]", "[MASK]"], character_coverage=character_coverage,
+            input_sentence_size=0, shuffle_input_sentence=False, num_threads=num_threads,
+            minloglevel=2)
+    except RuntimeError as error:
+        message = str(error)
+        if "Vocabulary size is too high" in message or "vocab_size" in message:
+            raise DataPrepError(f"train-spm: the corpus is too small for vocab_size={vocab_size} "
+                                f"({message.strip()}); pass a smaller --vocab_size") from None
+        raise DataPrepError(f"train-spm: SentencePiece failed: {message.strip()}") from None
+    return model.getvalue()
