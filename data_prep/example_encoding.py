@@ -56,19 +56,20 @@ class ExampleEncoder:
         self.max_seq_length = max_seq_length
         self.max_predictions = max_predictions
         self._varints = [varint(value) for value in range(max(vocab_size, max_seq_length))]
-        self._names = {feature.name: _field(1, feature.name.encode()) for feature in
-                       PRETRAINING_FEATURES}
+        self._kinds = {feature.name: feature.dtype for feature in PRETRAINING_FEATURES}
+        self._prefixes: dict[tuple[str, int], bytes] = {}
         self._one = struct.pack("<f", 1.0)
         self._zero = struct.pack("<f", 0.0)
 
-    def _int64_entry(self, name: str, packed: bytes) -> bytes:
-        int64_list = _field(1, packed)
-        feature = _field(3, int64_list)
-        return _field(1, self._names[name] + _field(2, feature))
-
-    def _float_entry(self, name: str, packed: bytes) -> bytes:
-        feature = _field(2, _field(1, packed))
-        return _field(1, self._names[name] + _field(2, feature))
+    def _entry(self, name: str, packed: bytes) -> bytes:
+        """The map entry of feature `name` holding `packed` values (headers memoized by size)."""
+        key = (name, len(packed))
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            list_field = 3 if self._kinds[name] == "int64" else 2  # Int64List / FloatList
+            prefix = _entry_prefix(name, list_field, len(packed))
+            self._prefixes[key] = prefix
+        return prefix + packed
 
     def encode(self, input_ids: list[int], segment_ids: list[int], token_boundary: list[int],
                masked_positions: list[int], masked_ids: list[int], sentence_label: int) -> bytes:
@@ -83,20 +84,37 @@ class ExampleEncoder:
             raise ValueError(f"example too long: {len(input_ids)} tokens (max "
                              f"{self.max_seq_length}), {len(masked_positions)} predictions "
                              f"(max {self.max_predictions})")
-        table = self._varints
+        table = self._varints.__getitem__
         pad = b"\x00" * padding
         pad_predictions = b"\x00" * unused
-        entries = [
-            self._int64_entry("input_ids", b"".join(map(table.__getitem__, input_ids)) + pad),
-            self._int64_entry("input_mask", b"\x01" * len(input_ids) + pad),
-            self._int64_entry("segment_ids", bytes(segment_ids) + pad),
-            self._int64_entry("token_boundary", bytes(token_boundary) + pad),
-            self._int64_entry("masked_lm_positions",
-                              b"".join(map(table.__getitem__, masked_positions)) + pad_predictions),
-            self._int64_entry("masked_lm_ids",
-                              b"".join(map(table.__getitem__, masked_ids)) + pad_predictions),
-            self._float_entry("masked_lm_weights",
-                              self._one * len(masked_positions) + self._zero * unused),
-            self._int64_entry("next_sentence_labels", table[sentence_label]),
-        ]
-        return _field(1, b"".join(entries))
+        entry = self._entry
+        features = b"".join((
+            entry("input_ids", b"".join(map(table, input_ids)) + pad),
+            entry("input_mask", b"\x01" * len(input_ids) + pad),
+            entry("segment_ids", bytes(segment_ids) + pad),
+            entry("token_boundary", bytes(token_boundary) + pad),
+            entry("masked_lm_positions", b"".join(map(table, masked_positions)) + pad_predictions),
+            entry("masked_lm_ids", b"".join(map(table, masked_ids)) + pad_predictions),
+            entry("masked_lm_weights", self._one * len(masked_positions) + self._zero * unused),
+            entry("next_sentence_labels", table(sentence_label)),
+        ))
+        return _tag(1) + varint(len(features)) + features
+
+
+def _tag(number: int) -> bytes:
+    return varint(number << 3 | _LENGTH_DELIMITED)
+
+
+def _entry_prefix(name: str, list_field: int, packed_length: int) -> bytes:
+    """The bytes of a `feature` map entry that come before its packed values.
+
+    entry = {key: name, value: Feature{list_field: List{value: packed}}}, each level a tag and
+    the length of what follows.
+    """
+    list_head = _tag(1) + varint(packed_length)
+    list_length = len(list_head) + packed_length
+    feature_head = _tag(list_field) + varint(list_length) + list_head
+    feature_length = len(feature_head) + packed_length
+    value_head = _tag(2) + varint(feature_length) + feature_head
+    key = _field(1, name.encode())
+    return _tag(1) + varint(len(key) + len(value_head) + packed_length) + key + value_head

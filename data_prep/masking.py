@@ -10,8 +10,8 @@ How span lengths stay exactly p(n): a length is drawn, then kept until a start w
 where the whole span fits (free words, one segment); only then is the next length drawn. The
 original code draws a new length at every start and drops the span if it overlaps, which
 favours short spans (long ones overlap more often). A span that would pass the budget is
-shortened to fit (those are the only spans whose length is not the drawn one, and they are
-counted apart); if the budget is still not spent when the starts run out, single free words
+shortened to fit (so the statistics check p(n) on the spans placed while the budget could
+still hold any span); if the budget is still not spent when the starts run out, single free words
 fill it.
 
 Each chosen piece becomes `[MASK]` with probability 0.8, stays itself with 0.1, and becomes a
@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
+import operator
 import random
 
 from data_prep.options import DataPrepOptions
@@ -74,31 +75,40 @@ class TokenMasker:
         A word starts at a word-start piece (every piece, without whole-word masking) and at
         the first piece of each segment; it ends before the next word or the `[SEP]`.
         """
-        whole_word = self.options.whole_word_mask
-        word_start = self.word_start
         last = len(tokens) - 1
-        begins = []
-        for position in range(1, last):
-            if position == first_separator:
-                continue
-            if (not whole_word or word_start[tokens[position]]
-                    or position in (1, first_separator + 1)):
-                begins.append(position)
+        if self.options.whole_word_mask:
+            # [CLS] and [SEP] are word starts in the table; they bound words but are not words.
+            flags = map(self.word_start.__getitem__, tokens)
+            boundaries = list(itertools.compress(range(len(tokens)), flags))
+            begins = [p for p in boundaries[1:-1] if p != first_separator]
+            if not begins or begins[0] != 1:
+                begins.insert(0, 1)
+            second = first_separator + 1
+            if second < last:
+                index = bisect.bisect_left(begins, second)
+                if index == len(begins) or begins[index] != second:
+                    begins.insert(index, second)
+        else:
+            begins = [p for p in range(1, last) if p != first_separator]
         ends = begins[1:] + [last]
         for word, begin in enumerate(begins):
             if begin < first_separator < ends[word]:
                 ends[word] = first_separator
+                break
         return begins, ends
 
     def mask(self, tokens: list[int], first_separator: int, rng: random.Random,
              stats: ExampleStatistics) -> MaskedTokens:
         begins, ends = self.words(tokens, first_separator)
         budget = self.budget(len(tokens))
-        order = list(range(len(begins)))
-        rng.shuffle(order)
+        order = _RandomOrder(len(begins), rng)
         covered = bytearray(len(begins))
         segment_of = [begin > first_separator for begin in begins]
         positions: list[int] = []
+        # While the budget could hold the longest possible span, no span is shortened, so
+        # the spans placed then have exactly the drawn lengths; statistics count them apart.
+        ngram = self.options.ngram
+        longest = max(map(operator.sub, ends[ngram - 1:] + [ends[-1]] * (ngram - 1), begins))
         pending = self.draw_length(rng)
         for start in order:
             if budget == 0:
@@ -108,19 +118,20 @@ class TokenMasker:
                     or any(covered[start:stop])):
                 continue
             length = pending
+            unconstrained = budget >= longest
             while length and ends[start + length - 1] - begins[start] > budget:
                 length -= 1
             if not length:
                 continue
             budget -= self._cover(start, length, begins, ends, covered, positions)
-            stats.count_span(length, drawn=length == pending)
+            stats.count_span(length, unconstrained)
             pending = self.draw_length(rng)
-        for start in order if budget else ():
+        for start in order.consumed() if budget else ():
             if budget == 0:
                 break
             if not covered[start] and ends[start] - begins[start] <= budget:
                 budget -= self._cover(start, 1, begins, ends, covered, positions)
-                stats.count_span(1, drawn=False)
+                stats.count_span(1, unconstrained=False)
         positions.sort()
         return self._replace(tokens, positions, rng, stats)
 
@@ -145,3 +156,30 @@ class TokenMasker:
                 stats.replaced_by_random += 1
         stats.masked_tokens += len(positions)
         return MaskedTokens(masked, positions, [tokens[position] for position in positions])
+
+
+class _RandomOrder:
+    """A random permutation of range(n), shuffled lazily (Fisher-Yates, one step per item).
+
+    Masking looks at a dozen start words of a hundred, so shuffling only what is read saves
+    most of the draws; `consumed()` then replays the same order in full.
+    """
+
+    def __init__(self, size: int, rng: random.Random):
+        self.items = list(range(size))
+        self.random = rng.random
+        self.taken = 0
+
+    def __iter__(self):
+        items, size = self.items, len(self.items)
+        while self.taken < size:
+            k = self.taken
+            j = k + int(self.random() * (size - k))
+            items[k], items[j] = items[j], items[k]
+            self.taken += 1
+            yield items[k]
+
+    def consumed(self):
+        """The whole permutation: the items already drawn, then the rest drawn now."""
+        yield from self.items[:self.taken]
+        yield from self

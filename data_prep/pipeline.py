@@ -42,6 +42,7 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
         raise DataPrepError("no inputs: pass text files or globs, or a TFDS dataset")
     if num_shards < 0:
         raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
+    spm_model = os.path.abspath(spm_model)
     tokenizer = Tokenizer(spm_model, options.lower_case)
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,

@@ -50,19 +50,19 @@ class ExampleStatistics:
     single_sentence_chunks_split: int = 0
     chunks_skipped: int = 0
     nsp_without_other_document: int = 0
-    label_counts: dict[str, int] = dataclasses.field(default_factory=dict)
-    # Masked spans by length in words; "drawn" holds spans whose length is the drawn n (not
-    # shortened to fit the prediction budget), the ones whose lengths follow p(n).
-    span_lengths: dict[str, int] = dataclasses.field(default_factory=dict)
-    drawn_span_lengths: dict[str, int] = dataclasses.field(default_factory=dict)
+    label_counts: dict[int, int] = dataclasses.field(default_factory=dict)
+    # Masked spans by length in words; "unconstrained" holds the spans placed while the
+    # prediction budget could hold any span, whose lengths are the drawn n ~ p(n).
+    span_lengths: dict[int, int] = dataclasses.field(default_factory=dict)
+    unconstrained_span_lengths: dict[int, int] = dataclasses.field(default_factory=dict)
 
     def count_label(self, label: int) -> None:
         _bump(self.label_counts, label)
 
-    def count_span(self, length: int, drawn: bool) -> None:
+    def count_span(self, length: int, unconstrained: bool) -> None:
         _bump(self.span_lengths, length)
-        if drawn:
-            _bump(self.drawn_span_lengths, length)
+        if unconstrained:
+            _bump(self.unconstrained_span_lengths, length)
 
     def merge(self, other: "ExampleStatistics") -> None:
         for field in dataclasses.fields(self):
@@ -84,7 +84,7 @@ class ExampleStatistics:
             "mask_token_share": share(self.replaced_by_mask, masked),
             "kept_share": share(self.kept_original, masked),
             "random_token_share": share(self.replaced_by_random, masked),
-            "label_1_share": share(self.label_counts.get("1", 0), self.examples),
+            "label_1_share": share(self.label_counts.get(1, 0), self.examples),
             "full_length_share": share(self.full_length_examples, self.examples),
             "short_target_share": share(self.short_target_examples, self.examples),
             "mean_span_words": share(sum(int(n) * c for n, c in self.span_lengths.items()), spans),
@@ -92,9 +92,7 @@ class ExampleStatistics:
         }
 
 
-def _bump(counter: dict[str, int], key: int) -> None:
-    # JSON object keys are strings; keep them strings in memory too so merges line up.
-    key = str(key)
+def _bump(counter: dict[int, int], key: int) -> None:
     counter[key] = counter.get(key, 0) + 1
 
 
@@ -117,5 +115,8 @@ class ShardStatistics:
 
     @classmethod
     def from_dict(cls, mapping: dict) -> "ShardStatistics":
-        return cls(ExampleStatistics(**mapping["examples"]),
+        examples = {name: ({int(key): count for key, count in value.items()}
+                           if isinstance(value, dict) else value)
+                     for name, value in mapping["examples"].items()}  # JSON keys are strings
+        return cls(ExampleStatistics(**examples),
                    InputReport(dict(mapping["input_problems"]), list(mapping["input_messages"])))

@@ -1,0 +1,96 @@
+"""The build as an Apache Beam pipeline (extra `[beam]`), for corpora beyond one machine.
+
+It runs the same plan and the same `ShardBuilder` as `albert-data build`: the shard indices
+are distributed over Beam workers (after a Reshuffle, so a runner spreads them), each worker
+loads the tokenizer once (`DoFn.setup`) and builds, writes and marks complete whole shards.
+Since a shard is a pure function of the plan, the files are byte-identical to the
+multiprocessing path's, complete shards are skipped on a rerun, and a retried bundle
+rewrites the same bytes. The manifest is written by the launching process once the pipeline
+has finished.
+
+Paths are opened with Python's `open`, so the output folder and inputs must be on a
+filesystem every worker mounts (local for the DirectRunner; NFS or a FUSE mount on a
+cluster); object stores such as `gs://` are not supported yet.
+
+    python -m data_prep.beam --input 'corpus/*.txt' --spm_model spm.model \\
+        --output_dir shards --num_shards 256 -- --runner=FlinkRunner ...
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from data_prep import manifest as manifest_files
+from data_prep.options import DataPrepError
+from data_prep.shard import ShardBuilder
+from data_prep.tfrecord import write_records
+from data_prep.tokenizer import Tokenizer
+
+
+class BuildShard(beam.DoFn):
+    """Builds, writes and marks complete the shard of each index it is given."""
+
+    def __init__(self, plan: manifest_files.BuildPlan):
+        super().__init__()
+        self.plan = plan
+        self.builder: ShardBuilder | None = None
+
+    def setup(self):
+        tokenizer = Tokenizer(self.plan.tokenizer_path, self.plan.options.lower_case)
+        if tokenizer.checksum != self.plan.tokenizer_checksum:
+            raise DataPrepError(f"{self.plan.tokenizer_path} differs from the one planned with")
+        self.builder = ShardBuilder(self.plan.options, tokenizer)
+
+    def process(self, index: int):
+        records, stats = self.builder.build(self.plan.parts[index])
+        examples, checksum = write_records(self.plan.shard_path(index), records)
+        manifest_files.write_sidecar(self.plan, index, examples, checksum, stats)
+        yield index, examples
+
+
+def build_with_beam(plan: manifest_files.BuildPlan,
+                    pipeline_options: PipelineOptions | None = None) -> dict:
+    """Builds the incomplete shards of `plan` on Beam; returns the manifest."""
+    manifest_files.start_build(plan)
+    todo = [part.index for part in plan.parts
+            if manifest_files.read_sidecar(plan, part.index) is None]
+    if todo:
+        with beam.Pipeline(options=pipeline_options or PipelineOptions()) as pipeline:
+            _ = (pipeline
+                 | "ShardIndices" >> beam.Create(todo)
+                 | "Spread" >> beam.Reshuffle()
+                 | "BuildShards" >> beam.ParDo(BuildShard(plan)))
+    sidecars = [manifest_files.read_sidecar(plan, part.index) for part in plan.parts]
+    missing = [plan.shard_name(i) for i, sidecar in enumerate(sidecars) if sidecar is None]
+    if missing:
+        raise DataPrepError(f"the pipeline finished without {', '.join(missing[:3])}"
+                            f"{' ...' if len(missing) > 3 else ''}; run it again to resume")
+    return manifest_files.write_manifest(plan, sidecars)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m data_prep.beam <build flags> -- <Beam pipeline flags>`."""
+    from data_prep.cli import _options, _parser
+    from data_prep.pipeline import make_plan
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = _parser().parse_args(["build", *argv[:split]])
+    try:
+        plan = make_plan(args.input, args.output_dir, args.spm_model, _options(args),
+                         args.num_shards, (), args.prefix)
+        manifest = build_with_beam(plan, PipelineOptions(argv[split + 1:]))
+    except DataPrepError as error:
+        print(f"data_prep.beam: error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {manifest['total_examples']:,} examples in {plan.num_shards} shards to "
+          f"{plan.output_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""`albert-data`: train-spm, build, inspect. Only flag parsing here; the work is in the modules.
+
+    albert-data train-spm --input 'corpus/*.txt' --model_prefix spm/albert --vocab_size 30000
+    albert-data build --input 'corpus/*.txt.gz' --spm_model spm/albert.model \\
+        --output_dir shards --max_seq_length 512 --dupe_factor 40 --num_workers 8
+    albert-data inspect shards/train-00000-of-00064.tfrecord --count 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from data_prep.options import SENTENCE_OBJECTIVES, DataPrepError, DataPrepOptions
+
+_DEFAULTS = DataPrepOptions()
+
+
+def _add_text_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lower_case", "--do_lower_case", dest="lower_case",
+                        action=argparse.BooleanOptionalAction, default=_DEFAULTS.lower_case,
+                        help="lower-case text before SentencePiece (default: yes)")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail on invalid UTF-8, NUL bytes and over-long lines instead of "
+                             "skipping and counting them")
+    parser.add_argument("--max_line_chars", type=int, default=_DEFAULTS.max_line_chars,
+                        help="skip longer lines as not being sentences")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="albert-data", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    spm = commands.add_parser("train-spm", help="train a SentencePiece model (ALBERT ids)")
+    spm.add_argument("--input", nargs="+", required=True, help="text files or globs")
+    spm.add_argument("--model_prefix", required=True, help="writes <prefix>.model/.vocab")
+    spm.add_argument("--vocab_size", type=int, default=30000)
+    spm.add_argument("--max_sentences", type=int, default=2_000_000,
+                     help="train on a uniform sample of at most this many sentences")
+    spm.add_argument("--character_coverage", type=float, default=0.99995)
+    spm.add_argument("--seed", type=int, default=12345)
+    spm.add_argument("--num_threads", type=int, default=os.cpu_count() or 1)
+    _add_text_options(spm)
+
+    build = commands.add_parser("build", help="text -> masked MLM + SOP/NSP TFRecord shards")
+    build.add_argument("--input", nargs="*", default=[],
+                       help="text files or globs (.gz read as gzip): one sentence per line, "
+                            "a blank line between documents")
+    build.add_argument("--tfds", action="append", default=[], metavar="NAME",
+                       help="a prepared TFDS dataset to read too (repeatable)")
+    build.add_argument("--tfds_split", default="train")
+    build.add_argument("--tfds_text_field", default="text")
+    build.add_argument("--tfds_data_dir", default=None)
+    build.add_argument("--spm_model", required=True)
+    build.add_argument("--output_dir", required=True)
+    build.add_argument("--max_seq_length", type=int, default=_DEFAULTS.max_seq_length)
+    build.add_argument("--dupe_factor", type=int, default=_DEFAULTS.dupe_factor)
+    build.add_argument("--short_seq_prob", type=float, default=_DEFAULTS.short_seq_prob)
+    build.add_argument("--masked_lm_prob", type=float, default=_DEFAULTS.masked_lm_prob)
+    build.add_argument("--max_predictions_per_seq", type=int,
+                       default=_DEFAULTS.max_predictions_per_seq)
+    build.add_argument("--ngram", type=int, default=_DEFAULTS.ngram)
+    build.add_argument("--favor_shorter_ngram", action=argparse.BooleanOptionalAction,
+                       default=_DEFAULTS.favor_shorter_ngram)
+    build.add_argument("--whole_word_mask", "--do_whole_word_mask", dest="whole_word_mask",
+                       action=argparse.BooleanOptionalAction, default=_DEFAULTS.whole_word_mask)
+    build.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES,
+                       default=_DEFAULTS.sentence_objective)
+    build.add_argument("--random_seed", type=int, default=_DEFAULTS.random_seed)
+    build.add_argument("--num_workers", type=int, default=1)
+    build.add_argument("--num_shards", type=int, default=0,
+                       help="output shards (0: one per ~32 MB of input x dupe_factor)")
+    build.add_argument("--prefix", default="train", help="shard file name prefix")
+    build.add_argument("--overwrite", action="store_true",
+                       help="delete --output_dir first instead of resuming into it")
+    build.add_argument("--no_progress", action="store_true")
+    _add_text_options(build)
+
+    show = commands.add_parser("inspect", help="decoded examples and statistics of a shard")
+    show.add_argument("shard")
+    show.add_argument("--count", type=int, default=3, help="examples to print")
+    show.add_argument("--spm_model", default=None, help="default: the one in the manifest")
+    return parser
+
+
+def _options(args) -> DataPrepOptions:
+    return DataPrepOptions(
+        max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
+        short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
+        max_predictions_per_seq=args.max_predictions_per_seq, ngram=args.ngram,
+        favor_shorter_ngram=args.favor_shorter_ngram, whole_word_mask=args.whole_word_mask,
+        sentence_objective=args.sentence_objective, random_seed=args.random_seed,
+        lower_case=args.lower_case, max_line_chars=args.max_line_chars, strict=args.strict)
+
+
+def _train_spm(args) -> None:
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.statistics import InputReport
+    from data_prep.tokenizer import train_sentencepiece
+
+    options = DataPrepOptions(lower_case=args.lower_case, max_line_chars=args.max_line_chars,
+                              strict=args.strict)
+    report = InputReport()
+    (everything,) = plan_parts(expand_inputs(args.input), 1)
+    sentences = (sentence for document in read_documents(everything, options, report)
+                 for sentence in document.sentences)
+    path = train_sentencepiece(sentences, args.model_prefix, args.vocab_size,
+                               args.max_sentences, args.seed, args.character_coverage,
+                               args.num_threads)
+    _print_problems(report.counts, report.messages)
+    print(f"wrote {path} and {args.model_prefix}.vocab ({args.vocab_size} pieces)")
+
+
+def _build(args) -> None:
+    from data_prep.pipeline import build_shards, make_plan
+    from data_prep.tfds_source import tfds_split
+
+    tfds_sources = [tfds_split(name, args.tfds_split, args.tfds_text_field, args.tfds_data_dir)
+                    for name in args.tfds]
+    plan = make_plan(args.input, args.output_dir, args.spm_model, _options(args),
+                     args.num_shards, tfds_sources, args.prefix)
+    manifest = build_shards(plan, args.num_workers, args.overwrite, not args.no_progress)
+    statistics = manifest["statistics"]
+    _print_problems(statistics["input_problems"], statistics["input_messages"])
+    print(f"wrote {manifest['total_examples']:,} examples in {plan.num_shards} shards to "
+          f"{plan.output_dir} (manifest.json)")
+    print(json.dumps(statistics["summary"], indent=1))
+
+
+def _print_problems(counts: dict, messages: list) -> None:
+    for message in messages:
+        print(f"albert-data: warning: {message}", file=sys.stderr)
+    if counts:
+        summary = ", ".join(f"{kind}: {count:,}" for kind, count in sorted(counts.items()))
+        print(f"albert-data: input problems (see the first of each above): {summary}",
+              file=sys.stderr)
+
+
+def _inspect(args) -> None:
+    from data_prep.inspect_shards import inspect_shard
+    try:
+        print(inspect_shard(args.shard, args.count, args.spm_model))
+    except ValueError as error:
+        raise DataPrepError(str(error)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect}[args.command]
+    try:
+        command(args)
+    except DataPrepError as error:
+        print(f"albert-data {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
