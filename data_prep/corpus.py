@@ -15,6 +15,7 @@ characters is skipped and counted (or is an error under `strict`), reported as `
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import glob
 import gzip
@@ -112,10 +113,14 @@ def plan_parts(sources: list[Source], num_shards: int) -> list[Part]:
     offset = 0
     for source in sources:
         first, last = offset, offset + source.size
+        # A file read whole (gzip) or empty (reported as such) goes to the part holding its
+        # first byte; an empty file at the very end to the last part.
+        whole = source.size == 0 or (isinstance(source, TextFile) and source.compressed)
+        owner = min(bisect.bisect_right(bounds, first) - 1, num_shards - 1)
         for shard in range(num_shards):
             low, high = max(bounds[shard], first), min(bounds[shard + 1], last)
-            if isinstance(source, TextFile) and source.compressed:
-                if bounds[shard] <= first < bounds[shard + 1]:
+            if whole:
+                if shard == owner:
                     pieces[shard].append(PartPiece(source, 0, source.size))
             elif low < high:
                 pieces[shard].append(_piece(source, low - first, high - first))
@@ -181,6 +186,7 @@ class _LineChecker:
                              f"invalid UTF-8 at byte {error.start} of the line")
         if "\x00" in text:
             return self._bad("nul_byte_lines", offset, "NUL byte in the line (binary input?)")
+        text = text.rstrip("\r\n")
         if len(text) > self.options.max_line_chars:
             return self._bad("overlong_lines", offset,
                              f"line of {len(text):,} characters, more than max_line_chars="

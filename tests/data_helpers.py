@@ -1,0 +1,66 @@
+"""Generated corpora and vocabularies for the data-prep tests (no downloads, fixed seeds)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from data_prep.tokenizer import Vocabulary
+
+WORDS = ("time year people way day man thing woman life child world school state family "
+         "student group country problem hand part place case week company system program "
+         "question work government number night point home water room mother area money "
+         "story fact month lot right study book eye job word business issue side kind head "
+         "house service friend father power hour game line end member law car city "
+         "community name president team minute idea kid body information back parent face "
+         "others level office door health person art war history party result change "
+         "morning reason research girl guy moment air teacher force education").split()
+
+
+def english_like_text(num_documents: int, seed: int, sentences=(2, 9), words=(4, 16)) -> str:
+    """Documents of random sentences, one per line, blank lines between documents."""
+    rng = random.Random(seed)
+    documents = []
+    for _ in range(num_documents):
+        lines = []
+        for _ in range(rng.randint(*sentences)):
+            sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(*words)))
+            lines.append(sentence.capitalize() + rng.choice(".!?"))
+        documents.append("\n".join(lines))
+    return "\n\n".join(documents) + "\n"
+
+
+def unique_token_documents(num_documents: int, seed: int, sentences=(2, 12),
+                           length=(3, 30)) -> list[list[list[int]]]:
+    """Documents whose every piece id is unique and increasing through the corpus.
+
+    So a segment's ids say which document it came from and in what order: ids of one document
+    form one contiguous range, and a sentence comes before another iff its ids are smaller.
+    Ids start at 5, after the special pieces.
+    """
+    rng = random.Random(seed)
+    next_id, documents = 5, []
+    for _ in range(num_documents):
+        document = []
+        for _ in range(rng.randint(*sentences)):
+            size = rng.randint(*length)
+            document.append(list(range(next_id, next_id + size)))
+            next_id += size
+        documents.append(document)
+    return documents
+
+
+def vocabulary(size: int, word_start_every: int = 2, seed: int = 0) -> Vocabulary:
+    """A vocabulary of `size` ids: 0-4 special, every `word_start_every`-th id starts a word
+    on average (at random), so words have one or more pieces."""
+    rng = random.Random(seed)
+    word_start = bytearray(size)
+    for piece_id in range(size):
+        word_start[piece_id] = piece_id < 5 or rng.random() < 1 / word_start_every
+    return Vocabulary(size, bytes(word_start), np.arange(5, size, dtype=np.int64))
+
+
+def document_bounds(documents: list[list[list[int]]]) -> list[tuple[int, int]]:
+    """(first id, last id + 1) of each document of `unique_token_documents`."""
+    return [(document[0][0], document[-1][-1] + 1) for document in documents]

@@ -1,0 +1,132 @@
+"""Segment pairs and sentence labels: SOP, NSP, none; lengths; the original's SOP bug absent.
+
+The documents are `unique_token_documents`: every piece id is unique and increasing, so a
+segment's ids tell which document and which sentences it came from.
+"""
+
+import random
+
+import pytest
+from scipy import stats as scipy_stats
+
+from data_helpers import document_bounds, unique_token_documents
+from data_prep.instances import document_pairs
+from data_prep.options import DataPrepOptions
+from data_prep.statistics import ExampleStatistics
+
+SIGNIFICANCE = 0.001
+
+
+def all_pairs(documents, options, dupe=3, seed=0):
+    rng, stats = random.Random(seed), ExampleStatistics()
+    pairs = []
+    for _ in range(dupe):
+        for index in range(len(documents)):
+            pairs.extend((index, pair) for pair in
+                         document_pairs(documents, index, options, rng, stats))
+    return pairs, stats
+
+
+def document_of(piece_id, bounds):
+    return next(i for i, (low, high) in enumerate(bounds) if low <= piece_id < high)
+
+
+def is_contiguous(ids):
+    return ids == list(range(ids[0], ids[0] + len(ids)))
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return unique_token_documents(400, seed=3)
+
+
+def test_sop_labels_are_half_and_half_and_negatives_are_swapped_positives(corpus):
+    options = DataPrepOptions(max_seq_length=64, sentence_objective="sop")
+    pairs, stats = all_pairs(corpus, options)
+    bounds = document_bounds(corpus)
+    labels = [pair.label for _, pair in pairs]
+    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+    for index, pair in pairs:
+        low, high = bounds[index]
+        assert all(low <= piece < high for piece in pair.first + pair.second), \
+            "an SOP example used another document"
+        before, after = (pair.first, pair.second) if pair.label == 0 else \
+            (pair.second, pair.first)
+        assert max(before) < min(after)
+        if len(pair.first) + len(pair.second) < options.max_tokens_per_pair:
+            # Untrimmed: in-order text is one contiguous run, so a negative is exactly its
+            # positive with the segments swapped.
+            assert is_contiguous(before + after)
+
+
+def test_nsp_negatives_come_from_another_document(corpus):
+    options = DataPrepOptions(max_seq_length=64, sentence_objective="nsp")
+    pairs, stats = all_pairs(corpus, options)
+    bounds = document_bounds(corpus)
+    labels = [pair.label for _, pair in pairs]
+    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+    for index, pair in pairs:
+        first_documents = {document_of(p, bounds) for p in (pair.first[0], pair.first[-1])}
+        second_documents = {document_of(p, bounds) for p in (pair.second[0], pair.second[-1])}
+        assert first_documents == {index}
+        if pair.label == 1:
+            assert index not in second_documents
+        else:
+            assert second_documents == {index} and max(pair.first) < min(pair.second)
+
+
+def test_no_sentence_objective_keeps_order(corpus):
+    options = DataPrepOptions(max_seq_length=64, sentence_objective="none")
+    pairs, _ = all_pairs(corpus, options, dupe=1)
+    assert all(pair.label == 0 and max(pair.first) < min(pair.second) for _, pair in pairs)
+
+
+def test_single_sentence_documents_are_split_not_mixed_with_other_documents():
+    documents = unique_token_documents(200, seed=5, sentences=(1, 1), length=(2, 40))
+    options = DataPrepOptions(max_seq_length=64, sentence_objective="sop")
+    pairs, stats = all_pairs(documents, options)
+    bounds = document_bounds(documents)
+    assert stats.single_sentence_chunks_split == len(pairs) == 3 * 200
+    for index, pair in pairs:
+        before, after = (pair.first, pair.second) if pair.label == 0 else \
+            (pair.second, pair.first)
+        assert bounds[index][0] <= min(before) and max(after) < bounds[index][1]
+        assert max(before) < min(after)
+    labels = [pair.label for _, pair in pairs]
+    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+
+
+def test_one_piece_chunks_are_skipped():
+    documents = [[[7]], [[8, 9, 10], [11, 12]]]
+    options = DataPrepOptions(max_seq_length=16)
+    pairs, stats = all_pairs(documents, options, dupe=1)
+    assert stats.chunks_skipped == 1 and [index for index, _ in pairs] == [1]
+
+
+def test_every_pair_fits_and_about_short_seq_prob_aim_short():
+    documents = unique_token_documents(30, seed=11, sentences=(300, 400), length=(5, 30))
+    options = DataPrepOptions(max_seq_length=128, short_seq_prob=0.1)
+    pairs, stats = all_pairs(documents, options, dupe=2)
+    lengths = [len(pair.tokens()) for _, pair in pairs]
+    assert max(lengths) <= 128 and min(len(pair.first) for _, pair in pairs) >= 1
+    assert all(len(pair.second) >= 1 for _, pair in pairs)
+    short_targets = sum(pair.short_target for _, pair in pairs)
+    assert scipy_stats.binomtest(short_targets, len(pairs), 0.1).pvalue > SIGNIFICANCE
+    # Long documents: examples shorter than the maximum are the short targets plus the last
+    # chunk of each document (one per document and pass).
+    shorter = sum(length < 128 for length in lengths)
+    assert abs(shorter - short_targets) <= 2 * len(documents)
+    assert abs(shorter / len(pairs) - 0.1) < 0.03
+
+
+def test_trimming_takes_from_both_ends_of_the_longer_segment():
+    documents = [[list(range(100, 130)), list(range(130, 330))]]
+    options = DataPrepOptions(max_seq_length=64, short_seq_prob=0.0, sentence_objective="none")
+    fronts, backs = 0, 0
+    for seed in range(200):
+        (_, pair), = all_pairs(documents, options, dupe=1, seed=seed)[0]
+        assert pair.first == list(range(100, 130))  # the shorter segment is left whole
+        assert len(pair.second) == 31 and is_contiguous(pair.second)
+        fronts += pair.second[0] > 130
+        backs += pair.second[-1] < 329
+    assert fronts > 150 and backs > 150  # both ends lose pieces in almost every example

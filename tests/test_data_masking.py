@@ -1,0 +1,154 @@
+"""N-gram masking: budget, span lengths, replacement shares, what is never masked.
+
+Statistics are measured over tens of thousands of masked sequences with fixed seeds and
+compared with the recipe's probabilities by chi-square tests at the 0.1% level.
+"""
+
+import random
+
+import pytest
+from scipy import stats as scipy_stats
+
+from data_helpers import vocabulary
+from data_prep.masking import TokenMasker, span_length_probabilities
+from data_prep.options import DataPrepOptions
+from data_prep.statistics import ExampleStatistics
+from data_prep.tokenizer import CLS_ID, MASK_ID, SEP_ID
+
+VOCAB = vocabulary(400, word_start_every=2)
+SIGNIFICANCE = 0.001
+
+
+def random_sequence(rng, max_seq_length=128):
+    """`[CLS] A [SEP] B [SEP]` of random length with random ordinary pieces."""
+    total = rng.randint(8, max_seq_length - 3)
+    first = rng.randint(1, total - 1)
+    pieces = [rng.randrange(5, VOCAB.size) for _ in range(total)]
+    tokens = [CLS_ID, *pieces[:first], SEP_ID, *pieces[first:], SEP_ID]
+    return tokens, first + 1
+
+
+def mask_many(options, count, seed=0):
+    masker = TokenMasker(options, VOCAB)
+    rng, stats = random.Random(seed), ExampleStatistics()
+    results = []
+    for _ in range(count):
+        tokens, separator = random_sequence(rng, options.max_seq_length)
+        results.append((tokens, separator, masker.mask(tokens, separator, rng, stats)))
+    return masker, stats, results
+
+
+@pytest.fixture(scope="module")
+def masked():
+    return mask_many(DataPrepOptions(max_seq_length=128), 20000)
+
+
+def test_span_length_probabilities_are_the_papers():
+    assert span_length_probabilities(3, True) == pytest.approx([6 / 11, 3 / 11, 2 / 11])
+    assert span_length_probabilities(4, False) == pytest.approx([0.25] * 4)
+
+
+def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked):
+    masker, _, results = masked
+    assert masker.budget(128) == 19  # round(128 * 0.15) = 19, the reference's number
+    assert masker.budget(10) == 2 and masker.budget(3) == 1
+    short = 0
+    for tokens, separator, result in results:
+        budget = masker.budget(len(tokens))
+        assert len(result.positions) <= budget
+        if len(result.positions) < budget:
+            short += 1
+            left = budget - len(result.positions)
+            chosen = set(result.positions)
+            for begin, end in zip(*masker.words(tokens, separator)):
+                assert begin in chosen or end - begin > left
+    assert short < 0.01 * len(results)
+
+
+def test_masked_fraction_matches_the_budget(masked):
+    masker, stats, results = masked
+    tokens = sum(len(t) for t, _, _ in results)
+    implied = sum(masker.budget(len(t)) for t, _, _ in results) / tokens
+    assert abs(stats.masked_tokens / tokens - implied) < 0.005
+    assert abs(stats.masked_tokens / tokens - 0.15) < 0.01
+
+
+def test_unconstrained_span_lengths_follow_p_of_n(masked):
+    _, stats, _ = masked
+    observed = [stats.unconstrained_span_lengths.get(n, 0) for n in (1, 2, 3)]
+    expected = [p * sum(observed) for p in span_length_probabilities(3, True)]
+    assert sum(observed) > 10000
+    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+
+
+def test_uniform_span_lengths_without_favor_shorter():
+    options = DataPrepOptions(max_seq_length=128, ngram=2, favor_shorter_ngram=False)
+    _, stats, _ = mask_many(options, 5000, seed=1)
+    observed = [stats.unconstrained_span_lengths.get(n, 0) for n in (1, 2)]
+    assert set(stats.span_lengths) <= {1, 2}
+    assert scipy_stats.chisquare(observed).pvalue > SIGNIFICANCE
+
+
+def test_replacement_is_80_10_10(masked):
+    _, stats, results = masked
+    observed = [stats.replaced_by_mask, stats.kept_original, stats.replaced_by_random]
+    assert sum(observed) == stats.masked_tokens
+    expected = [share * sum(observed) for share in (0.8, 0.1, 0.1)]
+    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    # And what the tokens show agrees with the counts.
+    shown_mask = sum(result.tokens[p] == MASK_ID for _, _, result in results
+                     for p in result.positions)
+    assert shown_mask == stats.replaced_by_mask
+
+
+def test_random_replacements_are_ordinary_pieces_spread_over_the_vocabulary(masked):
+    _, _, results = masked
+    drawn = [result.tokens[p] for tokens, _, result in results for p in result.positions
+             if result.tokens[p] not in (MASK_ID, tokens[p])]
+    assert drawn and min(drawn) >= 5  # never <pad>, <unk>, [CLS], [SEP] or [MASK]
+    assert len(set(drawn)) > 0.95 * (VOCAB.size - 5)
+
+
+def test_never_masks_cls_or_sep_and_no_span_crosses_sep(masked):
+    _, _, results = masked
+    for tokens, separator, result in results:
+        assert not {0, separator, len(tokens) - 1} & set(result.positions)
+        assert result.original_ids == [tokens[p] for p in result.positions]
+        assert all(tokens[p] not in (CLS_ID, SEP_ID) for p in result.positions)
+
+
+def test_whole_word_masking_masks_whole_words(masked):
+    masker, _, results = masked
+    for tokens, separator, result in results[:2000]:
+        begins, ends = masker.words(tokens, separator)
+        chosen = set(result.positions)
+        for begin, end in zip(begins, ends):
+            word = set(range(begin, end))
+            # A word is masked entirely or not at all, except when the budget cut it short.
+            if word & chosen and not word <= chosen:
+                assert len(chosen) == masker.budget(len(tokens))
+
+
+def test_words_split_at_segment_starts_and_stop_at_separators():
+    options = DataPrepOptions(max_seq_length=16)
+    masker = TokenMasker(options, VOCAB)
+    continuation = next(i for i in range(5, VOCAB.size) if not VOCAB.word_start[i])
+    start = next(i for i in range(5, VOCAB.size) if VOCAB.word_start[i])
+    tokens = [CLS_ID, continuation, continuation, SEP_ID, continuation, start, continuation,
+              SEP_ID]
+    begins, ends = masker.words(tokens, 3)
+    assert list(zip(begins, ends)) == [(1, 3), (4, 5), (5, 7)]
+
+
+def test_without_whole_word_masking_every_piece_is_a_word():
+    options = DataPrepOptions(max_seq_length=16, whole_word_mask=False)
+    masker = TokenMasker(options, VOCAB)
+    tokens = [CLS_ID, 7, 8, SEP_ID, 9, SEP_ID]
+    assert masker.words(tokens, 3) == ([1, 2, 4], [2, 3, 5])
+
+
+def test_masking_is_a_function_of_the_generator_state():
+    options = DataPrepOptions(max_seq_length=64)
+    first = mask_many(options, 50, seed=7)[2]
+    second = mask_many(options, 50, seed=7)[2]
+    assert [r.tokens for _, _, r in first] == [r.tokens for _, _, r in second]
