@@ -77,7 +77,7 @@ def test_bad_lines_are_skipped_counted_and_named_by_line(tmp_path):
     assert report.counts == {"invalid_utf8_lines": 1, "nul_byte_lines": 1, "overlong_lines": 1,
                              "single_sentence_documents": 1}
     text = "\n".join(report.messages)
-    for line, what in ((2, "invalid UTF-8"), (3, "NUL byte"), (4, "200 characters"),
+    for line, what in ((2, "invalid UTF-8"), (3, "NUL byte"), (4, "line of 200 characters"),
                        (7, "a document of one sentence")):
         assert f"bad.txt:{line}: {what}" in text
 
