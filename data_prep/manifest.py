@@ -74,8 +74,11 @@ class BuildPlan:
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _write_json(path: str, data: dict) -> None:
-    atomic_write_bytes(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+def _write_json(path: str, data: dict) -> dict:
+    """Writes `data` atomically; returns it as read back (JSON object keys are strings)."""
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    atomic_write_bytes(path, text.encode())
+    return json.loads(text)
 
 
 def start_build(plan: BuildPlan) -> None:
@@ -126,8 +129,7 @@ def write_manifest(plan: BuildPlan, sidecars: list[dict]) -> dict:
         "total_examples": sum(s["examples"] for s in sidecars),
         "statistics": totals.to_dict(),
     }
-    _write_json(os.path.join(plan.output_dir, MANIFEST), manifest)
-    return manifest
+    return _write_json(os.path.join(plan.output_dir, MANIFEST), manifest)
 
 
 def read_manifest(output_dir: str) -> dict:

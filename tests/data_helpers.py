@@ -18,6 +18,18 @@ WORDS = ("time year people way day man thing woman life child world school state
          "morning reason research girl guy moment air teacher force education").split()
 
 
+SYLLABLES = ("ka ri to mon el sa vin dor pe lu ga nes tra bo qui fen har ost ul zem "
+             "pra dis cor lam").split()
+
+
+def _word(rng: random.Random) -> str:
+    """A common word, or (one time in three) a made-up word of 2-4 syllables, so that
+    SentencePiece learns sub-word pieces and words span several pieces."""
+    if rng.random() < 2 / 3:
+        return rng.choice(WORDS)
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
 def english_like_text(num_documents: int, seed: int, sentences=(2, 9), words=(4, 16)) -> str:
     """Documents of random sentences, one per line, blank lines between documents."""
     rng = random.Random(seed)
@@ -25,7 +37,7 @@ def english_like_text(num_documents: int, seed: int, sentences=(2, 9), words=(4,
     for _ in range(num_documents):
         lines = []
         for _ in range(rng.randint(*sentences)):
-            sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(*words)))
+            sentence = " ".join(_word(rng) for _ in range(rng.randint(*words)))
             lines.append(sentence.capitalize() + rng.choice(".!?"))
         documents.append("\n".join(lines))
     return "\n\n".join(documents) + "\n"

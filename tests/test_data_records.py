@@ -1,0 +1,168 @@
+"""Records: our hand-written Example bytes and TFRecord framing against TensorFlow's own.
+
+Also the compatibility promise: records built the way the original create_pretraining_data
+builds them (tf.train.Example objects) decode through our pipeline, and ours parse as
+tf.train.Example with the same values.
+"""
+
+import collections
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.data.features import FEATURE_NAMES
+from albert_tf.data.pretraining import PretrainingDataConfig, decode_record, pretraining_dataset
+from data_prep.example_encoding import ExampleEncoder, varint
+from data_prep.options import DataPrepError
+from data_prep.tfrecord import read_records, write_records
+
+SEQ, PREDICTIONS, VOCAB = 24, 5, 30000
+
+
+def random_example(rng):
+    length = rng.randint(5, SEQ)
+    first = rng.randint(1, length - 4)
+    ids = [2] + [rng.randrange(5, VOCAB) for _ in range(length - 2)] + [3]
+    ids[first + 1] = 3
+    segments = [0] * (first + 2) + [1] * (length - first - 2)
+    boundary = [rng.randint(0, 1) for _ in range(length)]
+    count = rng.randint(1, PREDICTIONS)
+    positions = sorted(rng.sample(range(1, length - 1), min(count, length - 2)))
+    originals = [rng.randrange(5, VOCAB) for _ in positions]
+    return ids, segments, boundary, positions, originals, rng.randint(0, 1)
+
+
+def original_style_example(ids, segments, boundary, positions, originals, label):
+    """A tf.train.Example made as the original script makes it, padded the same way."""
+    def ints(values, size):
+        return tf.train.Feature(int64_list=tf.train.Int64List(
+            value=list(values) + [0] * (size - len(values))))
+    features = collections.OrderedDict()
+    features["input_ids"] = ints(ids, SEQ)
+    features["input_mask"] = ints([1] * len(ids), SEQ)
+    features["segment_ids"] = ints(segments, SEQ)
+    features["token_boundary"] = ints(boundary, SEQ)
+    features["masked_lm_positions"] = ints(positions, PREDICTIONS)
+    features["masked_lm_ids"] = ints(originals, PREDICTIONS)
+    features["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(
+        value=[1.0] * len(positions) + [0.0] * (PREDICTIONS - len(positions))))
+    features["next_sentence_labels"] = ints([label], 1)
+    return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+@pytest.fixture(scope="module")
+def examples():
+    rng = random.Random(0)
+    return [random_example(rng) for _ in range(50)]
+
+
+def test_varint_matches_protobuf():
+    for value in (0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**35 + 5):
+        message = tf.train.Int64List(value=[value]).SerializeToString()
+        assert message == b"\x0a" + varint(len(varint(value))) + varint(value)
+
+
+def test_encoded_bytes_are_the_original_examples(examples):
+    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
+    for example in examples:
+        ours = tf.train.Example.FromString(encoder.encode(*example))
+        assert ours == original_style_example(*example)
+    # Features are written in the spec's order (protobuf maps do not keep it on parsing).
+    serialized = encoder.encode(*examples[0])
+    offsets = [serialized.index(name.encode()) for name in FEATURE_NAMES]
+    assert offsets == sorted(offsets)
+
+
+def test_original_records_and_ours_decode_the_same_through_the_pipeline(examples, tmp_path):
+    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
+    ours = [encoder.encode(*example) for example in examples]
+    theirs = [original_style_example(*example).SerializeToString() for example in examples]
+    for mine, original, example in zip(ours, theirs, examples):
+        decoded = decode_record(tf.constant(mine), SEQ, PREDICTIONS)
+        expected = decode_record(tf.constant(original), SEQ, PREDICTIONS)
+        for name in decoded:
+            np.testing.assert_array_equal(decoded[name], expected[name])
+        ids, segments, _, positions, originals, label = example
+        np.testing.assert_array_equal(decoded["input_word_ids"][:len(ids)], ids)
+        assert int(tf.reduce_sum(decoded["input_mask"])) == len(ids)
+        np.testing.assert_array_equal(decoded["input_type_ids"][:len(ids)], segments)
+        np.testing.assert_array_equal(decoded["masked_lm_positions"][:len(positions)], positions)
+        np.testing.assert_array_equal(decoded["masked_lm_ids"][:len(positions)], originals)
+        assert float(tf.reduce_sum(decoded["masked_lm_weights"])) == len(positions)
+        assert int(decoded["next_sentence_labels"][0]) == label
+        assert decoded["input_word_ids"].dtype == tf.int32
+
+
+def test_round_trip_through_the_training_input_pipeline(examples, tmp_path):
+    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
+    path = str(tmp_path / "shard.tfrecord")
+    count, checksum = write_records(path, [encoder.encode(*example) for example in examples])
+    assert count == len(examples) and checksum.startswith("sha256:")
+    config = PretrainingDataConfig([path], SEQ, PREDICTIONS, global_batch_size=8,
+                                   is_training=False)
+    batches = list(pretraining_dataset(config))
+    assert [int(batch["input_word_ids"].shape[0]) for batch in batches] == [8] * 6 + [2]
+    words = np.concatenate([batch["input_word_ids"].numpy() for batch in batches])
+    labels = np.concatenate([batch["next_sentence_labels"].numpy() for batch in batches])
+    for row, example in enumerate(examples):
+        ids, *_, label = example
+        np.testing.assert_array_equal(words[row, :len(ids)], ids)
+        assert not words[row, len(ids):].any() and labels[row, 0] == label
+
+
+def test_training_pipeline_batches_statically_and_splits_between_replicas(examples, tmp_path):
+    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
+    path = str(tmp_path / "shard.tfrecord")
+    write_records(path, [encoder.encode(*example) for example in examples])
+    config = PretrainingDataConfig([path], SEQ, PREDICTIONS, global_batch_size=4, seed=1)
+    seen = []
+    for pipeline in range(2):
+        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline,
+                                             num_replicas_in_sync=2)
+        dataset = pretraining_dataset(config, context)
+        assert dataset.element_spec["input_word_ids"].shape.as_list() == [2, SEQ]
+        first_ids = {tuple(row) for batch in dataset.take(60)
+                     for row in batch["input_word_ids"].numpy()}
+        seen.append(first_ids)
+    assert not seen[0] & seen[1]  # one file, two replicas: disjoint halves of its records
+    assert len(seen[0] | seen[1]) == len(examples)
+
+
+def test_tfrecord_framing_reads_and_writes_like_tensorflow(tmp_path):
+    records = [bytes([i]) * i for i in range(40)]
+    ours = str(tmp_path / "ours.tfrecord")
+    write_records(ours, records)
+    assert [r.numpy() for r in tf.data.TFRecordDataset(ours)] == records
+    theirs = str(tmp_path / "theirs.tfrecord")
+    with tf.io.TFRecordWriter(theirs) as writer:
+        for record in records:
+            writer.write(record)
+    assert list(read_records(theirs)) == records
+    with open(ours, "rb") as a, open(theirs, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_corrupt_and_truncated_files_are_named(tmp_path):
+    path = tmp_path / "bad.tfrecord"
+    write_records(str(path), [b"x" * 100, b"y" * 100])
+    data = bytearray(path.read_bytes())
+    data[130] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataPrepError, match="bad.tfrecord: corrupt data in record 1"):
+        list(read_records(str(path)))
+    path.write_bytes(bytes(data[:60]))
+    with pytest.raises(DataPrepError, match="bad.tfrecord: record 0 is truncated"):
+        list(read_records(str(path)))
+
+
+def test_writes_are_atomic(tmp_path):
+    path = tmp_path / "shard.tfrecord"
+
+    def failing():
+        yield b"first"
+        raise RuntimeError("worker died")
+    with pytest.raises(RuntimeError):
+        write_records(str(path), failing())
+    assert list(tmp_path.iterdir()) == []  # neither the shard nor a temporary
