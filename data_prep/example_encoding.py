@@ -58,6 +58,13 @@ class ExampleEncoder:
         self._varints = [varint(value) for value in range(max(vocab_size, max_seq_length))]
         self._kinds = {feature.name: feature.dtype for feature in PRETRAINING_FEATURES}
         self._prefixes: dict[tuple[str, int], bytes] = {}
+        # Features whose packed size never changes: 0/1 values (one byte each), the float
+        # weights and the 0/1 sentence label.
+        fixed_sizes = {"input_mask": max_seq_length, "segment_ids": max_seq_length,
+                       "token_boundary": max_seq_length, "masked_lm_weights": 4 * max_predictions,
+                       "next_sentence_labels": 1}
+        self._fixed_prefixes = {name: self._entry(name, b"\x00" * size)[:-size]
+                                for name, size in fixed_sizes.items()}
         self._one = struct.pack("<f", 1.0)
         self._zero = struct.pack("<f", 0.0)
 
@@ -71,32 +78,33 @@ class ExampleEncoder:
             self._prefixes[key] = prefix
         return prefix + packed
 
-    def encode(self, input_ids: list[int], segment_ids: list[int], token_boundary: list[int],
+    def encode(self, input_ids: list[int], segment_ids: bytes, token_boundary: bytes,
                masked_positions: list[int], masked_ids: list[int], sentence_label: int) -> bytes:
-        """Pads the lists to their fixed lengths and returns the serialized Example.
+        """Pads the features to their fixed lengths and returns the serialized Example.
 
-        `input_ids`, `segment_ids` and `token_boundary` have the unpadded length T; the mask is
-        1 for those T positions. The masked lists have one entry per prediction.
+        `input_ids` has the unpadded length T; `segment_ids` and `token_boundary` are T bytes
+        of 0 or 1 (a 0/1 varint is that byte); the mask is 1 for those T positions. The masked
+        lists have one entry per prediction.
         """
-        padding = self.max_seq_length - len(input_ids)
-        unused = self.max_predictions - len(masked_positions)
+        length, predictions = len(input_ids), len(masked_positions)
+        padding = self.max_seq_length - length
+        unused = self.max_predictions - predictions
         if padding < 0 or unused < 0:
-            raise ValueError(f"example too long: {len(input_ids)} tokens (max "
-                             f"{self.max_seq_length}), {len(masked_positions)} predictions "
-                             f"(max {self.max_predictions})")
+            raise ValueError(f"example too long: {length} tokens (max {self.max_seq_length}), "
+                             f"{predictions} predictions (max {self.max_predictions})")
         table = self._varints.__getitem__
         pad = b"\x00" * padding
         pad_predictions = b"\x00" * unused
-        entry = self._entry
+        entry, fixed = self._entry, self._fixed_prefixes
         features = b"".join((
             entry("input_ids", b"".join(map(table, input_ids)) + pad),
-            entry("input_mask", b"\x01" * len(input_ids) + pad),
-            entry("segment_ids", bytes(segment_ids) + pad),
-            entry("token_boundary", bytes(token_boundary) + pad),
+            fixed["input_mask"], b"\x01" * length, pad,
+            fixed["segment_ids"], segment_ids, pad,
+            fixed["token_boundary"], token_boundary, pad,
             entry("masked_lm_positions", b"".join(map(table, masked_positions)) + pad_predictions),
             entry("masked_lm_ids", b"".join(map(table, masked_ids)) + pad_predictions),
-            entry("masked_lm_weights", self._one * len(masked_positions) + self._zero * unused),
-            entry("next_sentence_labels", table(sentence_label)),
+            fixed["masked_lm_weights"], self._one * predictions, self._zero * unused,
+            fixed["next_sentence_labels"], table(sentence_label),
         ))
         return _tag(1) + varint(len(features)) + features
 

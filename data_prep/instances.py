@@ -24,6 +24,7 @@ at its front or its back with probability 1/2 each.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 
 from data_prep.options import DataPrepOptions
@@ -46,9 +47,9 @@ class SegmentPair:
         """`[CLS] A [SEP] B [SEP]`."""
         return [CLS_ID, *self.first, SEP_ID, *self.second, SEP_ID]
 
-    def segment_ids(self) -> list[int]:
-        """0 through the first `[SEP]`, 1 after it."""
-        return [0] * (len(self.first) + 2) + [1] * (len(self.second) + 1)
+    def segment_ids(self) -> bytes:
+        """0 through the first `[SEP]`, 1 after it (one byte per token)."""
+        return b"\x00" * (len(self.first) + 2) + b"\x01" * (len(self.second) + 1)
 
 
 def document_pairs(documents: list[Document], index: int, options: DataPrepOptions,
@@ -95,8 +96,8 @@ def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
         stats.single_sentence_chunks_split += 1
     else:
         split = rng.randint(1, len(chunk) - 1)
-        first = [piece for sentence in chunk[:split] for piece in sentence]
-        second = [piece for sentence in chunk[split:] for piece in sentence]
+        first = list(itertools.chain.from_iterable(chunk[:split]))
+        second = list(itertools.chain.from_iterable(chunk[split:]))
         unused = len(chunk) - split
     objective = options.sentence_objective
     if objective == "sop" and rng.random() < 0.5:
@@ -123,16 +124,34 @@ def _random_next(documents, index, target_length, rng) -> list[int]:
 
 
 def _trim_pair(pair: SegmentPair, max_tokens: int, rng: random.Random) -> None:
-    """Trims the longer segment, front or back at random, until A + B fits `max_tokens`."""
-    lengths = [len(pair.first), len(pair.second)]
-    front_cuts, back_cuts = [0, 0], [0, 0]
-    while lengths[0] + lengths[1] > max_tokens:
-        longer = 0 if lengths[0] > lengths[1] else 1
-        if rng.random() < 0.5:
-            front_cuts[longer] += 1
-        else:
-            back_cuts[longer] += 1
-        lengths[longer] -= 1
-    if front_cuts != [0, 0] or back_cuts != [0, 0]:
-        pair.first = pair.first[front_cuts[0]:front_cuts[0] + lengths[0]]
-        pair.second = pair.second[front_cuts[1]:front_cuts[1] + lengths[1]]
+    """Trims the longer segment, front or back at random, until A + B fits `max_tokens`.
+
+    The original removes one piece at a time from whichever segment is longer (B on a tie),
+    from its front or back with probability 1/2. Which segment loses how many pieces follows
+    from the lengths alone (`trimmed_lengths`); how many of them come off the front is then
+    Binomial(removed, 1/2), drawn as the number of set bits of `removed` random bits.
+    """
+    first, second = trimmed_lengths(len(pair.first), len(pair.second), max_tokens)
+    if first < len(pair.first):
+        front = rng.getrandbits(len(pair.first) - first).bit_count()
+        pair.first = pair.first[front:front + first]
+    if second < len(pair.second):
+        front = rng.getrandbits(len(pair.second) - second).bit_count()
+        pair.second = pair.second[front:front + second]
+
+
+def trimmed_lengths(first: int, second: int, max_tokens: int) -> tuple[int, int]:
+    """Segment lengths after the one-at-a-time trimming of the longer segment (B on ties).
+
+    >>> trimmed_lengths(10, 3, 8), trimmed_lengths(6, 6, 9), trimmed_lengths(2, 3, 9)
+    ((5, 3), (5, 4), (2, 3))
+    """
+    excess = first + second - max_tokens
+    if excess <= 0:
+        return first, second
+    gap = abs(first - second)
+    if excess <= gap:
+        return (first - excess, second) if first > second else (first, second - excess)
+    # Both end up equal, then pieces alternate, B first.
+    shorter = min(first, second) - (excess - gap) // 2
+    return (shorter, shorter - (excess - gap) % 2)

@@ -66,120 +66,123 @@ class TokenMasker:
         return min(options.max_predictions_per_seq,
                    max(1, int(round(num_tokens * options.masked_lm_prob))))
 
-    def draw_length(self, rng: random.Random) -> int:
-        return bisect.bisect_right(self.cumulative, rng.random()) + 1
-
-    def words(self, tokens: list[int], first_separator: int) -> tuple[list[int], list[int]]:
+    def words(self, tokens: list[int], first_separator: int,
+              boundary: bytes | None = None) -> tuple[list[int], list[int]]:
         """Begin and end piece positions of the maskable words, in order.
 
         A word starts at a word-start piece (every piece, without whole-word masking) and at
         the first piece of each segment; it ends before the next word or the `[SEP]`.
+        `boundary` (one 0/1 byte per token: starts a word) is computed if not given.
         """
         last = len(tokens) - 1
         if self.options.whole_word_mask:
+            if boundary is None:
+                boundary = bytes(map(self.word_start.__getitem__, tokens))
             # [CLS] and [SEP] are word starts in the table; they bound words but are not words.
-            flags = map(self.word_start.__getitem__, tokens)
-            boundaries = list(itertools.compress(range(len(tokens)), flags))
-            begins = [p for p in boundaries[1:-1] if p != first_separator]
+            begins = list(itertools.compress(range(1, last), boundary[1:last]))
+            separator = bisect.bisect_left(begins, first_separator)
+            del begins[separator]
             if not begins or begins[0] != 1:
                 begins.insert(0, 1)
-            second = first_separator + 1
-            if second < last:
-                index = bisect.bisect_left(begins, second)
-                if index == len(begins) or begins[index] != second:
-                    begins.insert(index, second)
+                separator += 1
+            if first_separator + 1 < last and (separator == len(begins)
+                                               or begins[separator] != first_separator + 1):
+                begins.insert(separator, first_separator + 1)
         else:
             begins = [p for p in range(1, last) if p != first_separator]
         ends = begins[1:] + [last]
-        for word, begin in enumerate(begins):
-            if begin < first_separator < ends[word]:
-                ends[word] = first_separator
-                break
+        last_of_first = bisect.bisect_left(begins, first_separator) - 1
+        if last_of_first >= 0 and ends[last_of_first] > first_separator:
+            ends[last_of_first] = first_separator
         return begins, ends
 
     def mask(self, tokens: list[int], first_separator: int, rng: random.Random,
-             stats: ExampleStatistics) -> MaskedTokens:
-        begins, ends = self.words(tokens, first_separator)
+             stats: ExampleStatistics, boundary: bytes | None = None) -> MaskedTokens:
+        """Masks `[CLS] A [SEP] B [SEP]` whose first `[SEP]` is at `first_separator`.
+
+        `boundary` optionally gives the word starts (see `words`), saving a lookup pass.
+        """
+        positions = self.choose_positions(tokens, first_separator, rng, stats, boundary)
+        return self._replace(tokens, positions, rng, stats)
+
+    def choose_positions(self, tokens: list[int], first_separator: int, rng: random.Random,
+                         stats: ExampleStatistics, boundary: bytes | None = None) -> list[int]:
+        """The positions to predict, ascending (the hot loop of data prep, kept flat)."""
+        begins, ends = self.words(tokens, first_separator, boundary)
+        num_words = len(begins)
         budget = self.budget(len(tokens))
-        order = _RandomOrder(len(begins), rng)
-        covered = bytearray(len(begins))
-        segment_of = [begin > first_separator for begin in begins]
-        positions: list[int] = []
+        split = bisect.bisect_left(begins, first_separator)  # words [0, split) are in A
         # While the budget could hold the longest possible span, no span is shortened, so
         # the spans placed then have exactly the drawn lengths; statistics count them apart.
         ngram = self.options.ngram
         longest = max(map(operator.sub, ends[ngram - 1:] + [ends[-1]] * (ngram - 1), begins))
-        pending = self.draw_length(rng)
-        for start in order:
-            if budget == 0:
-                break
+        spans, unconstrained = stats.span_lengths, stats.unconstrained_span_lengths
+        draw, cumulative = rng.random, self.cumulative
+        covered = bytearray(num_words)
+        order = list(range(num_words))
+        positions: list[int] = []
+        pending = bisect.bisect_right(cumulative, draw()) + 1
+        taken = 0
+        while budget and taken < num_words:
+            # One step of a lazy Fisher-Yates shuffle: order[taken] is the next start word.
+            pick = taken + int(draw() * (num_words - taken))
+            start = order[pick]
+            order[pick] = order[taken]
+            order[taken] = start
+            taken += 1
             stop = start + pending
-            if (stop > len(begins) or segment_of[stop - 1] != segment_of[start]
-                    or any(covered[start:stop])):
+            if (stop > num_words or (start < split) != (stop - 1 < split)
+                    or covered.find(1, start, stop) >= 0):
                 continue
             length = pending
-            unconstrained = budget >= longest
             while length and ends[start + length - 1] - begins[start] > budget:
                 length -= 1
             if not length:
                 continue
-            budget -= self._cover(start, length, begins, ends, covered, positions)
-            stats.count_span(length, unconstrained)
-            pending = self.draw_length(rng)
-        for start in order.consumed() if budget else ():
-            if budget == 0:
-                break
-            if not covered[start] and ends[start] - begins[start] <= budget:
-                budget -= self._cover(start, 1, begins, ends, covered, positions)
-                stats.count_span(1, unconstrained=False)
+            end = ends[start + length - 1]
+            covered[start:start + length] = b"\x01" * length
+            positions.extend(range(begins[start], end))
+            spans[length] = spans.get(length, 0) + 1
+            if budget >= longest:
+                unconstrained[length] = unconstrained.get(length, 0) + 1
+            budget -= end - begins[start]
+            pending = bisect.bisect_right(cumulative, draw()) + 1
+        if budget:
+            rest = order[taken:]
+            rng.shuffle(rest)
+            self._fill_with_single_words(order[:taken] + rest, begins, ends, covered, budget,
+                                         positions, spans)
         positions.sort()
-        return self._replace(tokens, positions, rng, stats)
+        return positions
 
     @staticmethod
-    def _cover(start, length, begins, ends, covered, positions) -> int:
-        covered[start:start + length] = b"\x01" * length
-        positions.extend(range(begins[start], ends[start + length - 1]))
-        return ends[start + length - 1] - begins[start]
+    def _fill_with_single_words(order, begins, ends, covered, budget, positions, spans):
+        """Spends what the spans left of the budget on free words, one at a time."""
+        for start in order:
+            size = ends[start] - begins[start]
+            if not covered[start] and size <= budget:
+                covered[start] = 1
+                positions.extend(range(begins[start], ends[start]))
+                spans[1] = spans.get(1, 0) + 1
+                budget -= size
+                if not budget:
+                    return
 
     def _replace(self, tokens, positions, rng, stats) -> MaskedTokens:
         masked = list(tokens)
-        ordinary = self.ordinary_ids
+        ordinary, draw = self.ordinary_ids, rng.random
+        kept = randomized = 0
         for position in positions:
-            draw = rng.random()
-            if draw < 0.8:
+            value = draw()
+            if value < 0.8:
                 masked[position] = MASK_ID
-                stats.replaced_by_mask += 1
-            elif draw < 0.9:
-                stats.kept_original += 1
+            elif value < 0.9:
+                kept += 1
             else:
-                masked[position] = ordinary[rng.randrange(len(ordinary))]
-                stats.replaced_by_random += 1
+                masked[position] = ordinary[int(draw() * len(ordinary))]
+                randomized += 1
+        stats.replaced_by_mask += len(positions) - kept - randomized
+        stats.kept_original += kept
+        stats.replaced_by_random += randomized
         stats.masked_tokens += len(positions)
         return MaskedTokens(masked, positions, [tokens[position] for position in positions])
-
-
-class _RandomOrder:
-    """A random permutation of range(n), shuffled lazily (Fisher-Yates, one step per item).
-
-    Masking looks at a dozen start words of a hundred, so shuffling only what is read saves
-    most of the draws; `consumed()` then replays the same order in full.
-    """
-
-    def __init__(self, size: int, rng: random.Random):
-        self.items = list(range(size))
-        self.random = rng.random
-        self.taken = 0
-
-    def __iter__(self):
-        items, size = self.items, len(self.items)
-        while self.taken < size:
-            k = self.taken
-            j = k + int(self.random() * (size - k))
-            items[k], items[j] = items[j], items[k]
-            self.taken += 1
-            yield items[k]
-
-    def consumed(self):
-        """The whole permutation: the items already drawn, then the rest drawn now."""
-        yield from self.items[:self.taken]
-        yield from self

@@ -75,9 +75,8 @@ class ShardBuilder:
                     stats: ExampleStatistics) -> bytes:
         """Masks one segment pair and serializes it."""
         tokens = pair.tokens()
-        masked = self.masker.mask(tokens, len(pair.first) + 1, rng, stats)
-        word_start = self.tokenizer.vocabulary.word_start
-        boundary = [word_start[token] for token in tokens]
+        boundary = bytes(map(self.tokenizer.vocabulary.word_start.__getitem__, tokens))
+        masked = self.masker.mask(tokens, len(pair.first) + 1, rng, stats, boundary)
         stats.examples += 1
         stats.tokens += len(tokens)
         stats.full_length_examples += len(tokens) == self.options.max_seq_length

@@ -59,11 +59,6 @@ class ExampleStatistics:
     def count_label(self, label: int) -> None:
         _bump(self.label_counts, label)
 
-    def count_span(self, length: int, unconstrained: bool) -> None:
-        _bump(self.span_lengths, length)
-        if unconstrained:
-            _bump(self.unconstrained_span_lengths, length)
-
     def merge(self, other: "ExampleStatistics") -> None:
         for field in dataclasses.fields(self):
             mine, theirs = getattr(self, field.name), getattr(other, field.name)

@@ -130,3 +130,20 @@ def test_trimming_takes_from_both_ends_of_the_longer_segment():
         fronts += pair.second[0] > 130
         backs += pair.second[-1] < 329
     assert fronts > 150 and backs > 150  # both ends lose pieces in almost every example
+
+
+def test_closed_form_trimming_matches_one_piece_at_a_time():
+    from data_prep.instances import trimmed_lengths
+
+    def one_at_a_time(first, second, max_tokens):
+        while first + second > max_tokens:
+            if first > second:
+                first -= 1
+            else:
+                second -= 1
+        return first, second
+    for first in range(1, 45):
+        for second in range(1, 45):
+            for max_tokens in range(2, 70, 3):
+                assert trimmed_lengths(first, second, max_tokens) == \
+                    one_at_a_time(first, second, max_tokens)

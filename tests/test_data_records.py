@@ -31,7 +31,7 @@ def random_example(rng):
     count = rng.randint(1, PREDICTIONS)
     positions = sorted(rng.sample(range(1, length - 1), min(count, length - 2)))
     originals = [rng.randrange(5, VOCAB) for _ in positions]
-    return ids, segments, boundary, positions, originals, rng.randint(0, 1)
+    return ids, bytes(segments), bytes(boundary), positions, originals, rng.randint(0, 1)
 
 
 def original_style_example(ids, segments, boundary, positions, originals, label):
@@ -42,8 +42,8 @@ def original_style_example(ids, segments, boundary, positions, originals, label)
     features = collections.OrderedDict()
     features["input_ids"] = ints(ids, SEQ)
     features["input_mask"] = ints([1] * len(ids), SEQ)
-    features["segment_ids"] = ints(segments, SEQ)
-    features["token_boundary"] = ints(boundary, SEQ)
+    features["segment_ids"] = ints(list(segments), SEQ)
+    features["token_boundary"] = ints(list(boundary), SEQ)
     features["masked_lm_positions"] = ints(positions, PREDICTIONS)
     features["masked_lm_ids"] = ints(originals, PREDICTIONS)
     features["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(
@@ -87,7 +87,7 @@ def test_original_records_and_ours_decode_the_same_through_the_pipeline(examples
         ids, segments, _, positions, originals, label = example
         np.testing.assert_array_equal(decoded["input_word_ids"][:len(ids)], ids)
         assert int(tf.reduce_sum(decoded["input_mask"])) == len(ids)
-        np.testing.assert_array_equal(decoded["input_type_ids"][:len(ids)], segments)
+        np.testing.assert_array_equal(decoded["input_type_ids"][:len(ids)], list(segments))
         np.testing.assert_array_equal(decoded["masked_lm_positions"][:len(positions)], positions)
         np.testing.assert_array_equal(decoded["masked_lm_ids"][:len(positions)], originals)
         assert float(tf.reduce_sum(decoded["masked_lm_weights"])) == len(positions)

@@ -1,0 +1,166 @@
+"""English corpora made from text already on the machine, in the original input format.
+
+- `python-docs`: the reStructuredText sources of the Python documentation, as Debian's
+  `python3.11-doc` package installs them (`apt-get install python3.11-doc`, about 12 MB under
+  /usr/share/doc/python3.11/html/_sources). Each section is a document; markup, code samples,
+  tables and headings are dropped, paragraphs split into sentences.
+- `stdlib-docstrings`: the docstrings of the standard library that ships with every Python
+  install (a few MB): one document per module, class or function docstring of two or more
+  sentences.
+
+Both are deterministic (files in sorted order) and written atomically.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import re
+import sysconfig
+from typing import Iterable, Iterator
+
+from data_prep.atomic import atomic_write_bytes
+from data_prep.options import DataPrepError
+from data_prep.sentences import split_sentences
+
+PYTHON_DOCS = "/usr/share/doc/python3.11/html/_sources"
+SOURCES = ("python-docs", "stdlib-docstrings")
+
+_UNDERLINE = re.compile(r"^([=\-~^\"'*#+`:.])\1{2,}\s*$")
+_DIRECTIVE = re.compile(r"^\.\.\s+[\w:-]+::")
+_CODE_DIRECTIVES = ("code-block", "sourcecode", "literalinclude", "testcode", "testoutput",
+                    "doctest", "productionlist", "toctree", "image", "figure", "csv-table",
+                    "raw", "highlight", "list-table", "table", "only", "index")
+_INLINE = [
+    (re.compile(r":[\w:.-]+:`([^`]*)`"), r"\1"),  # :role:`text`
+    (re.compile(r"``([^`]*)``"), r"\1"),  # ``literal``
+    (re.compile(r"`([^`<]*?)\s*<[^>`]*>`_{1,2}"), r"\1"),  # `text <target>`_
+    (re.compile(r"`([^`]*)`_{0,2}"), r"\1"),  # `text`_ and `text`
+    (re.compile(r"\*\*([^*]+)\*\*"), r"\1"),
+    (re.compile(r"\*([^*\s][^*]*)\*"), r"\1"),
+    (re.compile(r"\|([^|\s][^|]*)\|"), r"\1"),
+    (re.compile(r"(?<=\w)::(?=\s|$)"), ":"),
+    (re.compile(r"(^|\s)[~!]"), r"\1"),
+]
+
+
+def clean_inline(text: str) -> str:
+    """Removes reST inline markup, keeping the words.
+
+    >>> clean_inline("Use :func:`~os.path.join` with ``a`` and `docs <https://x.org>`_::")
+    'Use os.path.join with a and docs:'
+    """
+    for pattern, replacement in _INLINE:
+        text = pattern.sub(replacement, text)
+    return " ".join(text.split())
+
+
+def rst_documents(text: str) -> Iterator[list[str]]:
+    """Sections of a reST file as lists of sentences (prose only)."""
+    lines = text.splitlines()
+    document: list[str] = []
+    paragraph: list[str] = []
+    skip_indent = None  # skipping a literal block or code directive indented past this
+
+    def flush():
+        if paragraph:
+            document.extend(split_sentences(clean_inline(" ".join(paragraph))))
+            paragraph.clear()
+
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if skip_indent is not None:
+            if not stripped or indent > skip_indent:
+                continue
+            skip_indent = None
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if _UNDERLINE.match(following) and stripped and not _UNDERLINE.match(line):
+            flush()  # a heading starts a new document
+            if len(document) > 1:
+                yield list(document)
+            document.clear()
+            continue
+        if not stripped or _UNDERLINE.match(line):
+            flush()
+            continue
+        directive = _DIRECTIVE.match(stripped)
+        if directive:
+            flush()
+            if any(name in stripped for name in _CODE_DIRECTIVES):
+                skip_indent = indent
+            continue
+        if stripped.startswith((">>>", "...", "+--", "|", "..", "=====")):
+            flush()
+            continue
+        paragraph.append(stripped)
+        if stripped.endswith("::"):
+            flush()
+            skip_indent = indent
+    flush()
+    if len(document) > 1:
+        yield document
+
+
+def python_docs_documents(root: str = PYTHON_DOCS) -> Iterator[list[str]]:
+    files = sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True))
+    if not files:
+        raise DataPrepError(f"no Python documentation sources under {root}; install them with "
+                            "`apt-get install python3.11-doc` (Debian/Ubuntu) or use "
+                            "--source stdlib-docstrings")
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            yield from rst_documents(file.read())
+
+
+def stdlib_docstring_documents() -> Iterator[list[str]]:
+    root = sysconfig.get_paths()["stdlib"]
+    skipped = {"test", "tests", "idle_test", "site-packages", "dist-packages"}
+    paths = sorted(path for path in glob.glob(os.path.join(root, "**", "*.py"), recursive=True)
+                   if not skipped & set(os.path.relpath(path, root).split(os.sep)))
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as file:
+                tree = ast.parse(file.read())
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)):
+                docstring = ast.get_docstring(node)
+                sentences = _docstring_sentences(docstring) if docstring else []
+                if len(sentences) > 1:
+                    yield sentences
+
+
+def _docstring_sentences(docstring: str) -> list[str]:
+    prose = [line.strip() for line in docstring.splitlines()
+             if not line.startswith((" ", "\t")) and not line.lstrip().startswith((">>>", "..."))]
+    return [sentence for paragraph in " ".join(prose or [""]).split("  ")
+            for sentence in split_sentences(paragraph)]
+
+
+def write_corpus(documents: Iterable[list[str]], path: str, max_bytes: int | None = None) -> dict:
+    """Writes documents in the original format (sentence per line, blank line between)."""
+    parts, size, count = [], 0, 0
+    for document in documents:
+        block = "\n".join(document) + "\n\n"
+        parts.append(block)
+        size += len(block.encode())
+        count += 1
+        if max_bytes and size >= max_bytes:
+            break
+    if not count:
+        raise DataPrepError("the corpus source gave no documents")
+    atomic_write_bytes(path, "".join(parts).encode())
+    return {"path": path, "documents": count, "bytes": size}
+
+
+def make_corpus(source: str, path: str, max_bytes: int | None = None) -> dict:
+    if source == "python-docs":
+        return write_corpus(python_docs_documents(), path, max_bytes) | {"source": PYTHON_DOCS}
+    if source == "stdlib-docstrings":
+        return write_corpus(stdlib_docstring_documents(), path, max_bytes) | {
+            "source": sysconfig.get_paths()["stdlib"]}
+    raise DataPrepError(f"unknown corpus source {source!r} (known: {', '.join(SOURCES)})")
