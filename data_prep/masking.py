@@ -115,13 +115,16 @@ class TokenMasker:
         # While the budget could hold the longest possible span, no span is shortened, so
         # the spans placed then have exactly the drawn lengths; statistics count them apart.
         ngram = self.options.ngram
-        longest = max(map(operator.sub, ends[ngram - 1:] + [ends[-1]] * (ngram - 1), begins))
-        spans, unconstrained = stats.span_lengths, stats.unconstrained_span_lengths
-        draw, cumulative = rng.random, self.cumulative
+        # (Windows of fewer words at the end are shorter than the last full one.)
+        longest = (max(map(operator.sub, ends[ngram - 1:], begins)) if num_words >= ngram
+                   else ends[-1] - begins[0])
+        draw, cumulative, find = rng.random, self.cumulative, bisect.bisect_right
+        spans = [0] * (ngram + 1)  # spans by length; [0] unused
+        unconstrained = [0] * (ngram + 1)
         covered = bytearray(num_words)
         order = list(range(num_words))
         positions: list[int] = []
-        pending = bisect.bisect_right(cumulative, draw()) + 1
+        pending = find(cumulative, draw()) + 1
         taken = 0
         while budget and taken < num_words:
             # One step of a lazy Fisher-Yates shuffle: order[taken] is the next start word.
@@ -134,39 +137,43 @@ class TokenMasker:
             if (stop > num_words or (start < split) != (stop - 1 < split)
                     or covered.find(1, start, stop) >= 0):
                 continue
-            length = pending
-            while length and ends[start + length - 1] - begins[start] > budget:
+            length, begin = pending, begins[start]
+            while length and ends[start + length - 1] - begin > budget:
                 length -= 1
             if not length:
                 continue
             end = ends[start + length - 1]
             covered[start:start + length] = b"\x01" * length
-            positions.extend(range(begins[start], end))
-            spans[length] = spans.get(length, 0) + 1
+            positions.extend(range(begin, end))
+            spans[length] += 1
             if budget >= longest:
-                unconstrained[length] = unconstrained.get(length, 0) + 1
-            budget -= end - begins[start]
-            pending = bisect.bisect_right(cumulative, draw()) + 1
+                unconstrained[length] += 1
+            budget -= end - begin
+            pending = find(cumulative, draw()) + 1
         if budget:
             rest = order[taken:]
             rng.shuffle(rest)
-            self._fill_with_single_words(order[:taken] + rest, begins, ends, covered, budget,
-                                         positions, spans)
+            spans[1] += self._fill_with_single_words(order[:taken] + rest, begins, ends,
+                                                     covered, budget, positions)
+        _add_counts(stats.span_lengths, spans)
+        _add_counts(stats.unconstrained_span_lengths, unconstrained)
         positions.sort()
         return positions
 
     @staticmethod
-    def _fill_with_single_words(order, begins, ends, covered, budget, positions, spans):
-        """Spends what the spans left of the budget on free words, one at a time."""
+    def _fill_with_single_words(order, begins, ends, covered, budget, positions) -> int:
+        """Spends what the spans left of the budget on free words; returns how many."""
+        words = 0
         for start in order:
             size = ends[start] - begins[start]
             if not covered[start] and size <= budget:
                 covered[start] = 1
                 positions.extend(range(begins[start], ends[start]))
-                spans[1] = spans.get(1, 0) + 1
+                words += 1
                 budget -= size
                 if not budget:
-                    return
+                    break
+        return words
 
     def _replace(self, tokens, positions, rng, stats) -> MaskedTokens:
         masked = list(tokens)
@@ -186,3 +193,9 @@ class TokenMasker:
         stats.replaced_by_random += randomized
         stats.masked_tokens += len(positions)
         return MaskedTokens(masked, positions, [tokens[position] for position in positions])
+
+
+def _add_counts(counter: dict[int, int], counts: list[int]) -> None:
+    for length, count in enumerate(counts):
+        if count:
+            counter[length] = counter.get(length, 0) + count
