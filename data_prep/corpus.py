@@ -159,11 +159,7 @@ def _read_file_documents(piece, options, report, opener) -> Iterator[Document]:
         return
     lines = _LineChecker(path, options, report, opener)
     for first_offset, raw_lines in _owned_documents(piece, opener):
-        sentences = []
-        for offset, raw in raw_lines:
-            text = lines.text_of(raw, offset)
-            if text:
-                sentences.append(text)
+        sentences = lines.sentences_of(raw_lines)
         if len(sentences) == 1:
             report.note("single_sentence_documents", lambda: (
                 f"{path}:{lines.line_number(first_offset)}: a document of one sentence "
@@ -177,6 +173,27 @@ class _LineChecker:
 
     def __init__(self, path, options, report, opener):
         self.path, self.options, self.report, self.opener = path, options, report, opener
+
+    def sentences_of(self, raw_lines: list[tuple[int, bytes]]) -> list[str]:
+        """The normalized, non-empty sentences of a document's raw lines.
+
+        A document that is clean as a whole (valid UTF-8, no NUL, no line longer in bytes
+        than max_line_chars) is decoded in one piece; otherwise line by line, to find and
+        report the bad lines.
+        """
+        raws = [raw for _, raw in raw_lines]
+        block = b"".join(raws)
+        if max(map(len, raws)) <= self.options.max_line_chars and b"\x00" not in block:
+            try:
+                lines = block.decode("utf-8").split("\n")
+            except UnicodeDecodeError:
+                pass
+            else:
+                lower_case = self.options.lower_case
+                texts = (normalize_text(line, lower_case) for line in lines)
+                return [text for text in texts if text]
+        texts = (self.text_of(raw, offset) for offset, raw in raw_lines)
+        return [text for text in texts if text]
 
     def text_of(self, raw: bytes, offset: int) -> str | None:
         try:
