@@ -12,6 +12,7 @@ TensorFlow's own parser and protobuf classes.
 
 from __future__ import annotations
 
+import operator
 import struct
 
 from albert_tf.data.features import FEATURE_NAMES, PRETRAINING_FEATURES
@@ -23,6 +24,18 @@ _ENCODED_ORDER = ("input_ids", "input_mask", "segment_ids", "token_boundary",
                   "next_sentence_labels")
 if _ENCODED_ORDER != FEATURE_NAMES:
     raise ImportError("example_encoding is out of step with albert_tf.data.features")
+
+
+def gather(table, indices) -> tuple:
+    """`table[i]` for each i, as a tuple; `operator.itemgetter` does it in C, 2-3x faster than
+    a map or a comprehension, which matters at 128-512 lookups per example.
+
+    >>> gather(b"abc", [2, 0]), gather([5, 6], [1]), gather([5], [])
+    ((99, 97), (6,), ())
+    """
+    if len(indices) > 1:
+        return operator.itemgetter(*indices)(table)
+    return tuple(table[index] for index in indices)
 
 
 def varint(value: int) -> bytes:
@@ -92,19 +105,20 @@ class ExampleEncoder:
         if padding < 0 or unused < 0:
             raise ValueError(f"example too long: {length} tokens (max {self.max_seq_length}), "
                              f"{predictions} predictions (max {self.max_predictions})")
-        table = self._varints.__getitem__
+        table = self._varints
         pad = b"\x00" * padding
         pad_predictions = b"\x00" * unused
         entry, fixed = self._entry, self._fixed_prefixes
         features = b"".join((
-            entry("input_ids", b"".join(map(table, input_ids)) + pad),
+            entry("input_ids", b"".join(gather(table, input_ids)) + pad),
             fixed["input_mask"], b"\x01" * length, pad,
             fixed["segment_ids"], segment_ids, pad,
             fixed["token_boundary"], token_boundary, pad,
-            entry("masked_lm_positions", b"".join(map(table, masked_positions)) + pad_predictions),
-            entry("masked_lm_ids", b"".join(map(table, masked_ids)) + pad_predictions),
+            entry("masked_lm_positions",
+                  b"".join(gather(table, masked_positions)) + pad_predictions),
+            entry("masked_lm_ids", b"".join(gather(table, masked_ids)) + pad_predictions),
             fixed["masked_lm_weights"], self._one * predictions, self._zero * unused,
-            fixed["next_sentence_labels"], table(sentence_label),
+            fixed["next_sentence_labels"], table[sentence_label],
         ))
         return _tag(1) + varint(len(features)) + features
 

@@ -26,6 +26,7 @@ import itertools
 import operator
 import random
 
+from data_prep.example_encoding import gather
 from data_prep.options import DataPrepOptions
 from data_prep.statistics import ExampleStatistics
 from data_prep.tokenizer import MASK_ID, Vocabulary
@@ -77,7 +78,7 @@ class TokenMasker:
         last = len(tokens) - 1
         if self.options.whole_word_mask:
             if boundary is None:
-                boundary = bytes(map(self.word_start.__getitem__, tokens))
+                boundary = bytes(gather(self.word_start, tokens))
             # [CLS] and [SEP] are word starts in the table; they bound words but are not words.
             begins = list(itertools.compress(range(1, last), boundary[1:last]))
             separator = bisect.bisect_left(begins, first_separator)
@@ -192,7 +193,7 @@ class TokenMasker:
         stats.kept_original += kept
         stats.replaced_by_random += randomized
         stats.masked_tokens += len(positions)
-        return MaskedTokens(masked, positions, [tokens[position] for position in positions])
+        return MaskedTokens(masked, positions, list(gather(tokens, positions)))
 
 
 def _add_counts(counter: dict[int, int], counts: list[int]) -> None:

@@ -13,7 +13,7 @@ import hashlib
 import random
 
 from data_prep.corpus import Opener, Part, open_local, read_documents
-from data_prep.example_encoding import ExampleEncoder
+from data_prep.example_encoding import ExampleEncoder, gather
 from data_prep.instances import SegmentPair, document_pairs
 from data_prep.masking import TokenMasker
 from data_prep.options import DataPrepOptions
@@ -75,7 +75,7 @@ class ShardBuilder:
                     stats: ExampleStatistics) -> bytes:
         """Masks one segment pair and serializes it."""
         tokens = pair.tokens()
-        boundary = bytes(map(self.tokenizer.vocabulary.word_start.__getitem__, tokens))
+        boundary = bytes(gather(self.tokenizer.vocabulary.word_start, tokens))
         masked = self.masker.mask(tokens, len(pair.first) + 1, rng, stats, boundary)
         stats.examples += 1
         stats.tokens += len(tokens)
