@@ -14,11 +14,7 @@ float32 matmul measured in the same run. Prints a table and writes JSON to
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import pathlib
-import platform
-import socket
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -29,6 +25,7 @@ import tensorflow as tf  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
+from common import machine, write_result  # noqa: E402
 
 
 def measure_matmul_peak(size: int = 2048, repeats: int = 10) -> float:
@@ -109,8 +106,7 @@ def run(args) -> dict:
                        "rss_gib": psutil.Process().memory_info().rss / 2 ** 30}
                 rows.append(row)
                 print(format_row(row), flush=True)
-    return {"benchmark": "encoder_step", "host": socket.gethostname(),
-            "cpu": _cpu_name(), "logical_cpus": os.cpu_count(),
+    return {"benchmark": "encoder_step", **machine(),
             "tensorflow": tf.__version__, "device": "CPU",
             "matmul_peak_gflops": peak / 1e9, "rows": rows}
 
@@ -123,16 +119,6 @@ def format_row(row) -> str:
     return (f"{row['preset']:<13}{row['implementation']:<15}{str(row['xla']):<6}"
             f"{row['step_seconds'] * 1e3:>10.1f}{row['examples_per_second']:>9.1f}"
             f"{row['achieved_gflops']:>10.1f}{row['mfu'] * 100:>6.1f}%{row['rss_gib']:>9.2f}")
-
-
-def _cpu_name() -> str:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main():
@@ -148,12 +134,7 @@ def main():
     args = parser.parse_args()
     print(HEADER)
     result = run(args)
-    output = pathlib.Path(args.output or pathlib.Path(__file__).parent / "results" /
-                          f"encoder_step-{result['host']}.json")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(result, indent=2) + "\n")
-    temporary.replace(output)
+    output = write_result(result, "encoder_step", args.output)
     print(f"\n{HEADER}\n" + "\n".join(format_row(row) for row in result["rows"]))
     print(f"wrote {output}")
 

@@ -120,8 +120,7 @@ class TokenMasker:
         longest = (max(map(operator.sub, ends[ngram - 1:], begins)) if num_words >= ngram
                    else ends[-1] - begins[0])
         draw, cumulative, find = rng.random, self.cumulative, bisect.bisect_right
-        spans = [0] * (ngram + 1)  # spans by length; [0] unused
-        unconstrained = [0] * (ngram + 1)
+        spans, unconstrained = stats.span_counters(ngram)
         covered = bytearray(num_words)
         order = list(range(num_words))
         positions: list[int] = []
@@ -156,8 +155,6 @@ class TokenMasker:
             rng.shuffle(rest)
             spans[1] += self._fill_with_single_words(order[:taken] + rest, begins, ends,
                                                      covered, budget, positions)
-        _add_counts(stats.span_lengths, spans)
-        _add_counts(stats.unconstrained_span_lengths, unconstrained)
         positions.sort()
         return positions
 
@@ -195,8 +192,3 @@ class TokenMasker:
         stats.masked_tokens += len(positions)
         return MaskedTokens(masked, positions, list(gather(tokens, positions)))
 
-
-def _add_counts(counter: dict[int, int], counts: list[int]) -> None:
-    for length, count in enumerate(counts):
-        if count:
-            counter[length] = counter.get(length, 0) + count

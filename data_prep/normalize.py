@@ -8,8 +8,6 @@ text is encoded, so both see the same strings.
 
 from __future__ import annotations
 
-import functools
-import sys
 import unicodedata
 
 
@@ -27,14 +25,23 @@ def _normalize_characters(text: str, lower_case: bool) -> str:
     if "``" in text or "''" in text:
         text = text.replace("``", '"').replace("''", '"')
     if not text.isascii():
-        text = unicodedata.normalize("NFKD", text).translate(_without_combining_marks())
+        text = unicodedata.normalize("NFKD", text).translate(_DROP_COMBINING_MARKS)
     if lower_case:
         text = text.lower()
     return text
 
 
-@functools.cache
-def _without_combining_marks() -> dict[int, None]:
-    """A `str.translate` table deleting every character with a non-zero combining class."""
-    return {code: None for code in range(sys.maxunicode + 1)
-            if unicodedata.combining(chr(code))}
+class _CombiningMarkDropper(dict):
+    """A `str.translate` table that deletes characters with a non-zero combining class.
+
+    Filled lazily, one code point at a time as text shows it, so loading costs nothing (a full
+    table would take a pass over all 1.1M code points in every worker).
+    """
+
+    def __missing__(self, code: int):
+        value = None if unicodedata.combining(chr(code)) else code
+        self[code] = value
+        return value
+
+
+_DROP_COMBINING_MARKS = _CombiningMarkDropper()

@@ -51,10 +51,17 @@ class ExampleStatistics:
     chunks_skipped: int = 0
     nsp_without_other_document: int = 0
     label_counts: dict[int, int] = dataclasses.field(default_factory=dict)
-    # Masked spans by length in words; "unconstrained" holds the spans placed while the
-    # prediction budget could hold any span, whose lengths are the drawn n ~ p(n).
-    span_lengths: dict[int, int] = dataclasses.field(default_factory=dict)
-    unconstrained_span_lengths: dict[int, int] = dataclasses.field(default_factory=dict)
+    # Masked spans by length in words (index = length, [0] unused); "unconstrained" counts
+    # the spans placed while the prediction budget could hold any span, whose lengths are
+    # the drawn n ~ p(n).
+    span_lengths: list[int] = dataclasses.field(default_factory=list)
+    unconstrained_span_lengths: list[int] = dataclasses.field(default_factory=list)
+
+    def span_counters(self, ngram: int) -> tuple[list[int], list[int]]:
+        """The two span-length lists, long enough for spans of up to `ngram` words."""
+        for counts in (self.span_lengths, self.unconstrained_span_lengths):
+            counts.extend([0] * (ngram + 1 - len(counts)))
+        return self.span_lengths, self.unconstrained_span_lengths
 
     def count_label(self, label: int) -> None:
         _bump(self.label_counts, label)
@@ -65,6 +72,10 @@ class ExampleStatistics:
             if isinstance(mine, dict):
                 for key, count in theirs.items():
                     mine[key] = mine.get(key, 0) + count
+            elif isinstance(mine, list):
+                mine.extend([0] * (len(theirs) - len(mine)))
+                for index, count in enumerate(theirs):
+                    mine[index] += count
             else:
                 setattr(self, field.name, mine + theirs)
 
@@ -73,7 +84,7 @@ class ExampleStatistics:
         def share(count, total):
             return round(count / total, 6) if total else 0.0
         masked = self.masked_tokens
-        spans = sum(self.span_lengths.values())
+        spans = sum(self.span_lengths)
         return {
             "masked_fraction_of_tokens": share(masked, self.tokens),
             "mask_token_share": share(self.replaced_by_mask, masked),
@@ -82,7 +93,7 @@ class ExampleStatistics:
             "label_1_share": share(self.label_counts.get(1, 0), self.examples),
             "full_length_share": share(self.full_length_examples, self.examples),
             "short_target_share": share(self.short_target_examples, self.examples),
-            "mean_span_words": share(sum(int(n) * c for n, c in self.span_lengths.items()), spans),
+            "mean_span_words": share(sum(n * c for n, c in enumerate(self.span_lengths)), spans),
             "mean_tokens_per_example": share(self.tokens, self.examples),
         }
 
