@@ -34,7 +34,7 @@ from data_prep.tokenizer import CLS_ID, SEP_ID
 Document = list[list[int]]  # sentences of piece ids
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class SegmentPair:
     """Segments A and B (piece ids, already trimmed to fit) and the sentence label."""
 
@@ -80,8 +80,17 @@ def document_pairs(documents: list[Document], index: int, options: DataPrepOptio
 
 def _draw_target(options: DataPrepOptions, rng: random.Random) -> tuple[int, bool]:
     if rng.random() < options.short_seq_prob:
-        return rng.randint(2, options.max_tokens_per_pair), True
+        return uniform_int(rng, 2, options.max_tokens_per_pair), True
     return options.max_tokens_per_pair, False
+
+
+def uniform_int(rng: random.Random, low: int, high: int) -> int:
+    """An integer uniform in [low, high], from one `random()` draw.
+
+    `randint` is several times slower (it loops over `getrandbits`); for the ranges here (at
+    most a few thousand values) the float's granularity, 2**-53, gives no measurable bias.
+    """
+    return low + int(rng.random() * (high - low + 1))
 
 
 def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
@@ -91,11 +100,11 @@ def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
         if len(sentence) < 2:
             stats.chunks_skipped += 1
             return None, 0
-        cut = rng.randint(1, len(sentence) - 1)
+        cut = uniform_int(rng, 1, len(sentence) - 1)
         first, second, unused = sentence[:cut], sentence[cut:], 0
         stats.single_sentence_chunks_split += 1
     else:
-        split = rng.randint(1, len(chunk) - 1)
+        split = uniform_int(rng, 1, len(chunk) - 1)
         first = list(itertools.chain.from_iterable(chunk[:split]))
         second = list(itertools.chain.from_iterable(chunk[split:]))
         unused = len(chunk) - split
@@ -112,11 +121,11 @@ def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
 
 def _random_next(documents, index, target_length, rng) -> list[int]:
     """Sentences from a random start in a random other document, until `target_length`."""
-    other = rng.randrange(len(documents) - 1)
+    other = uniform_int(rng, 0, len(documents) - 2)
     other += other >= index
     document = documents[other]
     second: list[int] = []
-    for sentence in document[rng.randrange(len(document)):]:
+    for sentence in document[uniform_int(rng, 0, len(document) - 1):]:
         second.extend(sentence)
         if len(second) >= target_length:
             break

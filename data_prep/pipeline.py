@@ -44,6 +44,7 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
         raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
     spm_model = os.path.abspath(spm_model)
     tokenizer = Tokenizer(spm_model, options.lower_case)
+    _planned_tokenizers[tokenizer.checksum] = tokenizer  # an in-process build reuses it
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
                                     tokenizer.checksum, tokenizer.vocab_size, prefix)
@@ -91,7 +92,7 @@ def _progress_bar(plan, todo, enabled):
 def _run(plan, todo, num_workers):
     """Yields the example count of each shard as it completes."""
     if num_workers == 1 or len(todo) <= 1:
-        _start_worker(plan)
+        _start_worker(plan, _planned_tokenizers.get(plan.tokenizer_checksum))
         for index in todo:
             yield _build_one(index)
         return
@@ -102,10 +103,11 @@ def _run(plan, todo, num_workers):
 
 
 _worker: dict = {}
+_planned_tokenizers: dict[str, Tokenizer] = {}
 
 
-def _start_worker(plan: manifest_files.BuildPlan) -> None:
-    tokenizer = Tokenizer(plan.tokenizer_path, plan.options.lower_case)
+def _start_worker(plan: manifest_files.BuildPlan, tokenizer: Tokenizer | None = None) -> None:
+    tokenizer = tokenizer or Tokenizer(plan.tokenizer_path, plan.options.lower_case)
     if tokenizer.checksum != plan.tokenizer_checksum:
         raise DataPrepError(f"{plan.tokenizer_path} changed while the build was running")
     _worker.update(plan=plan, builder=ShardBuilder(plan.options, tokenizer))

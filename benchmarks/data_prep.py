@@ -1,0 +1,148 @@
+"""Data prep throughput: examples/s of `albert-data build` for 1 and 2 workers, peak memory.
+
+    sudo apt-get install python3.11-doc        # the corpus: Python's documentation sources
+    python benchmarks/data_prep.py              # seq 128, dupe 2, as the reference figure
+    python benchmarks/data_prep.py --corpus my_corpus.txt --workers 1,2,4
+
+The corpus is real English assembled from what is on the machine: the reStructuredText
+sources of the Python 3.11 documentation from Debian's `python3.11-doc` package
+(/usr/share/doc/python3.11/html/_sources, about 7 MB of prose after markup is removed; see
+`data_prep.local_corpus`), built from 4 copies of it so a run lasts long enough for process
+start-up not to count. A SentencePiece model is trained on it first (not timed; 16,000
+pieces, as much as a 7 MB corpus supports). Each build runs as its own process, timed end
+to end (reading, normalization, SentencePiece, segments, masking, serialization, writing,
+manifest), and its peak RSS is that of the largest process of its tree. The rate of the
+original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
+figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+# This script is named like the package it measures: take its folder off the path so that
+# `import data_prep` finds the package, and load the sibling `common` by its file name.
+_HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if pathlib.Path(entry or ".").resolve() != _HERE]
+_spec = importlib.util.spec_from_file_location("benchmarks_common", _HERE / "common.py")
+common = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(common)
+
+ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
+MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True)
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def prepare(args, folder: str) -> tuple[str, str, dict]:
+    from data_prep.local_corpus import make_corpus
+    from data_prep.tokenizer import train_sentencepiece
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.options import DataPrepOptions
+    from data_prep.statistics import InputReport
+
+    if args.corpus:
+        corpus = {"path": args.corpus, "bytes": os.path.getsize(args.corpus),
+                  "source": args.corpus}
+    else:
+        corpus = make_corpus("python-docs", os.path.join(folder, "python-docs.txt"))
+    (whole,) = plan_parts(expand_inputs([corpus["path"]]), 1)
+    if args.copies > 1:
+        # Longer runs, so that process start-up (about 0.3 s) does not weigh on the rate.
+        with open(corpus["path"], "rb") as file:
+            text = file.read()
+        repeated = os.path.join(folder, "corpus-repeated.txt")
+        with open(repeated, "wb") as file:
+            file.write(text * args.copies)
+        corpus = corpus | {"path": repeated, "copies": args.copies}
+    sentences = (sentence for document in read_documents(whole, DataPrepOptions(),
+                                                         InputReport())
+                 for sentence in document.sentences)
+    model = train_sentencepiece(sentences, os.path.join(folder, "spm"), args.vocab_size,
+                                num_threads=os.cpu_count() or 1)
+    return corpus["path"], model, corpus
+
+
+def run_build(args, corpus: str, model: str, output: str, workers: int) -> dict:
+    command = [sys.executable, "-m", "data_prep.cli", "build", "--input", corpus,
+               "--spm_model", model, "--output_dir", output, "--overwrite", "--no_progress",
+               "--max_seq_length", str(args.max_seq_length), "--dupe_factor",
+               str(args.dupe_factor), "--max_predictions_per_seq",
+               str(args.max_predictions_per_seq), "--num_shards", str(args.num_shards),
+               "--num_workers", str(workers)]
+    measured = subprocess.run([sys.executable, "-c", MEASURE, *command], check=True,
+                              capture_output=True, text=True)
+    timing = json.loads(measured.stdout.strip().splitlines()[-1])
+    with open(os.path.join(output, "manifest.json")) as file:
+        manifest = json.load(file)
+    examples = manifest["total_examples"]
+    rate = examples / timing["seconds"]
+    return {"workers": workers, "examples": examples, "seconds": timing["seconds"],
+            "examples_per_second": rate, "examples_per_second_per_worker": rate / workers,
+            "times_original_per_worker": rate / workers / ORIGINAL_EXAMPLES_PER_SECOND,
+            "peak_rss_mib": timing["peak_rss_kib"] / 1024,
+            "masked_fraction": manifest["statistics"]["summary"]["masked_fraction_of_tokens"],
+            "checksums": [shard["checksum"] for shard in manifest["shards"]]}
+
+
+HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
+          f"{'x original':>12}{'peak RSS MiB':>14}")
+
+
+def format_row(row: dict) -> str:
+    return (f"{row['workers']:>7}{row['examples']:>10,}{row['seconds']:>9.2f}"
+            f"{row['examples_per_second']:>9,.0f}{row['examples_per_second_per_worker']:>13,.0f}"
+            f"{row['times_original_per_worker']:>12.1f}{row['peak_rss_mib']:>14.0f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default=None, help="a text file in the original format "
+                        "(default: made from the Python documentation sources)")
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--vocab_size", type=int, default=16000)
+    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--dupe_factor", type=int, default=2)
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
+    parser.add_argument("--num_shards", type=int, default=16)
+    parser.add_argument("--copies", type=int, default=4,
+                        help="build from this many copies of the corpus (longer runs)")
+    parser.add_argument("--output", default=None, help="JSON path (default: results/...)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="albert-data-bench-") as folder:
+        corpus, model, corpus_info = prepare(args, folder)
+        print(f"corpus: {corpus_info['source']} ({corpus_info['bytes'] / 1e6:.1f} MB, "
+              f"{args.copies} copies); seq {args.max_seq_length}, dupe {args.dupe_factor}, "
+              f"{args.num_shards} shards")
+        print(HEADER)
+        rows = []
+        for workers in (int(count) for count in args.workers.split(",")):
+            rows.append(run_build(args, corpus, model, os.path.join(folder, f"out{workers}"),
+                                  workers))
+            print(format_row(rows[-1]), flush=True)
+    identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
+    print(f"shards identical across worker counts: {identical}")
+    result = {"benchmark": "data_prep", **common.machine(), "corpus": corpus_info,
+              "settings": {key: getattr(args, key) for key in (
+                  "vocab_size", "max_seq_length", "dupe_factor", "max_predictions_per_seq",
+                  "num_shards", "copies")},
+              "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
+              "identical_across_workers": identical, "rows": rows, "timestamp": time.time()}
+    print(f"wrote {common.write_result(result, 'data_prep', args.output)}")
+
+
+if __name__ == "__main__":
+    main()
