@@ -1,5 +1,6 @@
-"""`albert-data`: train-spm, build, inspect. Only flag parsing here; the work is in the modules.
+"""`albert-data`: corpus, train-spm, build, inspect. Only flag parsing here; the work is elsewhere.
 
+    albert-data corpus --source python-docs --output corpus/python-docs.txt
     albert-data train-spm --input 'corpus/*.txt' --model_prefix spm/albert --vocab_size 30000
     albert-data build --input 'corpus/*.txt.gz' --spm_model spm/albert.model \\
         --output_dir shards --max_seq_length 512 --dupe_factor 40 --num_workers 8
@@ -79,6 +80,15 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--no_progress", action="store_true")
     _add_text_options(build)
 
+    corpus = commands.add_parser("corpus", help="write an English corpus from text already "
+                                 "on this machine (original input format)")
+    corpus.add_argument("--source", choices=("python-docs", "stdlib-docstrings"),
+                        default="python-docs",
+                        help="python-docs: Debian's python3.11-doc sources; stdlib-docstrings: "
+                             "the docstrings of this Python's standard library")
+    corpus.add_argument("--output", required=True)
+    corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
+
     show = commands.add_parser("inspect", help="decoded examples and statistics of a shard")
     show.add_argument("shard")
     show.add_argument("--count", type=int, default=3, help="examples to print")
@@ -147,9 +157,18 @@ def _inspect(args) -> None:
         raise DataPrepError(str(error)) from None
 
 
+def _corpus(args) -> None:
+    from data_prep.local_corpus import make_corpus
+    limit = int(args.max_mb * 1e6) if args.max_mb else None
+    written = make_corpus(args.source, args.output, limit)
+    print(f"wrote {written['documents']:,} documents, {written['bytes'] / 1e6:.1f} MB, from "
+          f"{written['source']} to {written['path']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect}[args.command]
+    command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect,
+               "corpus": _corpus}[args.command]
     try:
         command(args)
     except DataPrepError as error:
