@@ -97,6 +97,61 @@ def run_build(args, corpus: str, model: str, output: str, workers: int) -> dict:
             "checksums": [shard["checksum"] for shard in manifest["shards"]]}
 
 
+def stage_breakdown(args, corpus: str, model: str) -> dict:
+    """Microseconds per example of each stage, in this process, on the benchmark corpus, with
+    the garbage collector paused as `ShardBuilder` pauses it."""
+    import gc
+    import random
+
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.example_encoding import gather
+    from data_prep.instances import document_pairs
+    from data_prep.options import DataPrepOptions
+    from data_prep.shard import ShardBuilder
+    from data_prep.statistics import ExampleStatistics, InputReport
+    from data_prep.tokenizer import Tokenizer
+
+    options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
+                              max_predictions_per_seq=args.max_predictions_per_seq)
+    builder = ShardBuilder(options, Tokenizer(model))
+    (whole,) = plan_parts(expand_inputs([corpus]), 1)
+    rng, stats, seconds = random.Random(0), ExampleStatistics(), {}
+    gc.disable()
+
+    def timed(stage, work):
+        start = time.perf_counter()
+        value = work()
+        seconds[stage] = time.perf_counter() - start
+        return value
+    documents = timed("read and normalize", lambda: [
+        document.sentences for document in read_documents(whole, options, InputReport())])
+    flat = [sentence for sentences in documents for sentence in sentences]
+    ids = timed("SentencePiece", lambda: [
+        piece_ids for start in range(0, len(flat), 4096)
+        for piece_ids in builder.tokenizer.encode(flat[start:start + 4096])])
+    tokenized, cursor = [], 0
+    for sentences in documents:
+        tokenized.append([piece_ids for piece_ids in ids[cursor:cursor + len(sentences)]
+                          if piece_ids])
+        cursor += len(sentences)
+    pairs = timed("segments A/B", lambda: [
+        pair for _ in range(options.dupe_factor) for index in range(len(tokenized))
+        for pair in document_pairs(tokenized, index, options, rng, stats)])
+    word_start = builder.tokenizer.vocabulary.word_start
+    inputs = [(pair.tokens(), len(pair.first) + 1) for pair in pairs]
+    boundaries = timed("word starts", lambda: [bytes(gather(word_start, tokens))
+                                               for tokens, _ in inputs])
+    masked = timed("masking", lambda: [
+        builder.masker.mask(tokens, separator, rng, stats, boundary)
+        for (tokens, separator), boundary in zip(inputs, boundaries)])
+    timed("encoding", lambda: [
+        builder.encoder.encode(m.tokens, pair.segment_ids(), boundary, m.positions,
+                               m.original_ids, pair.label)
+        for m, pair, boundary in zip(masked, pairs, boundaries)])
+    gc.enable()
+    return {stage: round(value / len(pairs) * 1e6, 2) for stage, value in seconds.items()}
+
+
 HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
           f"{'x original':>12}{'peak RSS MiB':>14}")
 
@@ -133,14 +188,18 @@ def main():
             rows.append(run_build(args, corpus, model, os.path.join(folder, f"out{workers}"),
                                   workers))
             print(format_row(rows[-1]), flush=True)
+        breakdown = stage_breakdown(args, corpus_info["path"], model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
+    print("microseconds per example by stage (one process): " +
+          ", ".join(f"{stage} {value:.1f}" for stage, value in breakdown.items()))
     result = {"benchmark": "data_prep", **common.machine(), "corpus": corpus_info,
               "settings": {key: getattr(args, key) for key in (
                   "vocab_size", "max_seq_length", "dupe_factor", "max_predictions_per_seq",
                   "num_shards", "copies")},
               "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
-              "identical_across_workers": identical, "rows": rows, "timestamp": time.time()}
+              "identical_across_workers": identical, "rows": rows,
+              "microseconds_per_example_by_stage": breakdown, "timestamp": time.time()}
     print(f"wrote {common.write_result(result, 'data_prep', args.output)}")
 
 
