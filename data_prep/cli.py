@@ -93,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("shard")
     show.add_argument("--count", type=int, default=3, help="examples to print")
     show.add_argument("--spm_model", default=None, help="default: the one in the manifest")
+    show.add_argument("--max_seq_length", type=int, default=None,
+                      help="default: from the manifest (give it for the original's files)")
+    show.add_argument("--max_predictions_per_seq", type=int, default=None)
     return parser
 
 
@@ -152,7 +155,8 @@ def _print_problems(counts: dict, messages: list) -> None:
 def _inspect(args) -> None:
     from data_prep.inspect_shards import inspect_shard
     try:
-        print(inspect_shard(args.shard, args.count, args.spm_model))
+        print(inspect_shard(args.shard, args.count, args.spm_model, args.max_seq_length,
+                            args.max_predictions_per_seq))
     except ValueError as error:
         raise DataPrepError(str(error)) from None
 

@@ -8,52 +8,45 @@ shares and how many examples are full length.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 
 import numpy as np
 
+from data_prep.statistics import ExampleStatistics
 from data_prep.tokenizer import MASK_ID, Tokenizer
 
 
-@dataclasses.dataclass
 class RecordStatistics:
-    examples: int = 0
-    tokens: int = 0
-    masked: int = 0
-    mask_token: int = 0
-    kept: int = 0
-    random_token: int = 0
-    label_1: int = 0
-    full_length: int = 0
+    """Example statistics measured from records alone (what the model will see)."""
+
+    # The rates of ExampleStatistics.summary() that records can tell.
+    MEASURABLE = ("masked_fraction_of_tokens", "mask_token_share", "kept_share",
+                  "random_token_share", "label_1_share", "full_length_share",
+                  "mean_tokens_per_example")
+
+    def __init__(self):
+        self.counts = ExampleStatistics()
 
     def add(self, example: dict[str, np.ndarray]) -> None:
+        counts = self.counts
         length = int(example["input_mask"].sum())
         weights = example["masked_lm_weights"] > 0
-        positions = example["masked_lm_positions"][weights]
         originals = example["masked_lm_ids"][weights]
-        shown = example["input_word_ids"][positions]
-        self.examples += 1
-        self.tokens += length
-        self.masked += int(weights.sum())
-        self.mask_token += int((shown == MASK_ID).sum())
-        self.kept += int((shown == originals).sum())
-        self.random_token += int(((shown != MASK_ID) & (shown != originals)).sum())
-        self.label_1 += int(example["next_sentence_labels"][0])
-        self.full_length += length == example["input_mask"].shape[0]
+        shown = example["input_word_ids"][example["masked_lm_positions"][weights]]
+        counts.examples += 1
+        counts.tokens += length
+        counts.masked_tokens += int(weights.sum())
+        counts.replaced_by_mask += int((shown == MASK_ID).sum())
+        counts.kept_original += int((shown == originals).sum())
+        counts.replaced_by_random += int(((shown != MASK_ID) & (shown != originals)).sum())
+        counts.count_label(int(example["next_sentence_labels"][0]))
+        counts.full_length_examples += length == example["input_mask"].shape[0]
 
     def summary(self) -> dict[str, float]:
-        def share(count, total):
-            return round(count / total, 4) if total else 0.0
-        return {"examples": self.examples,
-                "masked_fraction_of_tokens": share(self.masked, self.tokens),
-                "mask_token_share": share(self.mask_token, self.masked),
-                "kept_share": share(self.kept, self.masked),
-                "random_token_share": share(self.random_token, self.masked),
-                "label_1_share": share(self.label_1, self.examples),
-                "full_length_share": share(self.full_length, self.examples),
-                "mean_tokens_per_example": share(self.tokens, self.examples)}
+        rates = self.counts.summary()
+        return {"examples": self.counts.examples,
+                **{name: round(rates[name], 4) for name in self.MEASURABLE}}
 
 
 def read_examples(shard: str, max_seq_length: int, max_predictions: int):
@@ -81,16 +74,21 @@ def render_example(example: dict[str, np.ndarray], tokenizer: Tokenizer) -> str:
             f"{int(np.argmax(segments)) if segments.any() else '-'}\n  " + " ".join(pieces))
 
 
-def inspect_shard(shard: str, count: int, spm_model: str | None = None) -> str:
-    """The report `albert-data inspect` prints: `count` examples, then the statistics."""
-    manifest = _manifest_beside(shard)
-    options = manifest["options"] if manifest else {}
-    max_seq_length = options.get("max_seq_length")
-    max_predictions = options.get("max_predictions_per_seq")
-    spm_model = spm_model or (manifest or {}).get("tokenizer", {}).get("path")
+def inspect_shard(shard: str, count: int, spm_model: str | None = None,
+                  max_seq_length: int | None = None, max_predictions: int | None = None) -> str:
+    """The report `albert-data inspect` prints: `count` examples, then the statistics.
+
+    Lengths and tokenizer come from the manifest beside the shard unless given (for files
+    of the original script, which have none).
+    """
+    manifest = _manifest_beside(shard) or {}
+    options = manifest.get("options", {})
+    max_seq_length = max_seq_length or options.get("max_seq_length")
+    max_predictions = max_predictions or options.get("max_predictions_per_seq")
+    spm_model = spm_model or manifest.get("tokenizer", {}).get("path")
     if not (max_seq_length and max_predictions and spm_model):
-        raise ValueError(f"{shard}: no manifest.json or build.json beside it to give the "
-                         "sequence lengths and tokenizer; build with albert-data")
+        raise ValueError(f"{shard}: no manifest.json or build.json beside it; pass "
+                         "--spm_model, --max_seq_length and --max_predictions_per_seq")
     tokenizer = Tokenizer(spm_model, options.get("lower_case", True))
     stats = RecordStatistics()
     lines = []

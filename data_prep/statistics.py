@@ -64,7 +64,7 @@ class ExampleStatistics:
         return self.span_lengths, self.unconstrained_span_lengths
 
     def count_label(self, label: int) -> None:
-        _bump(self.label_counts, label)
+        self.label_counts[label] = self.label_counts.get(label, 0) + 1
 
     def merge(self, other: "ExampleStatistics") -> None:
         for field in dataclasses.fields(self):
@@ -96,10 +96,6 @@ class ExampleStatistics:
             "mean_span_words": share(sum(n * c for n, c in enumerate(self.span_lengths)), spans),
             "mean_tokens_per_example": share(self.tokens, self.examples),
         }
-
-
-def _bump(counter: dict[int, int], key: int) -> None:
-    counter[key] = counter.get(key, 0) + 1
 
 
 @dataclasses.dataclass

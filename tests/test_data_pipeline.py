@@ -232,3 +232,21 @@ def test_tfds_datasets_are_read_as_documents(spm_model, tmp_path):
     assert counts["sentences"] == sum(len(split_sentences(text)) for text in texts)
     with pytest.raises(DataPrepError, match="no feature 'body'"):
         tfds_split("albert_test_articles", text_field="body", data_dir=data_dir)
+
+
+def test_inspect_agrees_with_the_manifest_and_reads_files_without_one(reference, spm_model,
+                                                                      tmp_path):
+    from data_prep.inspect_shards import inspect_shard
+    plan, manifest, files = reference
+    shard = "train-00001-of-00005.tfrecord"
+    # The same shard copied where no manifest is: lengths and tokenizer given by hand.
+    (tmp_path / shard).write_bytes(files[shard])
+    with pytest.raises(ValueError, match="pass --spm_model, --max_seq_length"):
+        inspect_shard(str(tmp_path / shard), 1)
+    report = inspect_shard(str(tmp_path / shard), 1, spm_model, 64, 10)
+    measured = json.loads(report.split("statistics: ", 1)[1])
+    sidecar = json.loads(files[shard + ".json"])
+    assert measured["examples"] == sidecar["examples"]
+    for rate in ("masked_fraction_of_tokens", "mask_token_share", "label_1_share",
+                 "full_length_share"):
+        assert measured[rate] == pytest.approx(sidecar["statistics"]["summary"][rate], abs=1e-3)
