@@ -8,12 +8,12 @@ multiprocessing path's, complete shards are skipped on a rerun, and a retried bu
 rewrites the same bytes. The manifest is written by the launching process once the pipeline
 has finished.
 
-Paths are opened with Python's `open`, so the output folder and inputs must be on a
-filesystem every worker mounts (local for the DirectRunner; NFS or a FUSE mount on a
-cluster); object stores such as `gs://` are not supported yet.
+Inputs, tokenizer and output folder may be local (for the DirectRunner, or a filesystem every
+worker mounts) or on any filesystem TensorFlow reaches (`gs://` on Dataflow, `hdfs://`), see
+`data_prep.files`.
 
-    python -m data_prep.beam --input 'corpus/*.txt' --spm_model spm.model \\
-        --output_dir shards --num_shards 256 -- --runner=FlinkRunner ...
+    python -m data_prep.beam --input 'gs://bucket/corpus/*.txt' --spm_model gs://bucket/spm.model \\
+        --output_dir gs://bucket/shards --num_shards 1024 -- --runner=DataflowRunner ...
 """
 
 from __future__ import annotations

@@ -17,21 +17,13 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import glob
 import gzip
-import os
-from typing import Callable, Iterator, Union
+from typing import Iterator, Union
 
+from data_prep import files
 from data_prep.normalize import normalize_text
 from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.statistics import InputReport
-
-Opener = Callable[[str], "typing.BinaryIO"]  # noqa: F821 (path -> binary file object)
-
-
-def open_local(path: str):
-    return open(path, "rb")
-
 
 @dataclasses.dataclass(frozen=True)
 class TextFile:
@@ -88,18 +80,18 @@ def expand_inputs(patterns: list[str]) -> list[TextFile]:
 
     Raises DataPrepError naming a pattern that matches nothing, or a directory.
     """
-    files, seen = [], set()
+    found, seen = [], set()
     for pattern in patterns:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matches or not os.path.exists(matches[0]):
+        matches = files.glob(pattern) if files.has_magic(pattern) else [pattern]
+        if not matches or not files.exists(matches[0]):
             raise DataPrepError(f"input {pattern!r}: no such file (or the glob matches nothing)")
         for path in matches:
-            if os.path.isdir(path):
+            if files.isdir(path):
                 raise DataPrepError(f"input {path!r} is a directory; pass files or a glob")
             if path not in seen:
                 seen.add(path)
-                files.append(TextFile(path, os.path.getsize(path)))
-    return files
+                found.append(TextFile(path, files.size(path)))
+    return found
 
 
 def plan_parts(sources: list[Source], num_shards: int) -> list[Part]:
@@ -141,24 +133,24 @@ def _source_name(source: Source) -> str:
     return source.path if isinstance(source, TextFile) else f"tfds:{source.name}/{source.split}"
 
 
-def read_documents(part: Part, options: DataPrepOptions, report: InputReport,
-                   opener: Opener = open_local) -> Iterator[Document]:
+def read_documents(part: Part, options: DataPrepOptions,
+                   report: InputReport) -> Iterator[Document]:
     """Yields the documents `part` owns, with normalized, non-empty sentences."""
     for piece in part.pieces:
         if isinstance(piece.source, TfdsSplit):
             from data_prep.tfds_source import read_tfds_documents
             yield from read_tfds_documents(piece, options, report)
         else:
-            yield from _read_file_documents(piece, options, report, opener)
+            yield from _read_file_documents(piece, options, report)
 
 
-def _read_file_documents(piece, options, report, opener) -> Iterator[Document]:
+def _read_file_documents(piece, options, report) -> Iterator[Document]:
     path = piece.source.path
     if piece.source.size == 0:
         report.note("empty_files", f"{path}: the file is empty")
         return
-    lines = _LineChecker(path, options, report, opener)
-    for first_offset, raw_lines in _owned_documents(piece, opener):
+    lines = _LineChecker(path, options, report)
+    for first_offset, raw_lines in _owned_documents(piece):
         sentences = lines.sentences_of(raw_lines)
         if len(sentences) == 1:
             report.note("single_sentence_documents", lambda: (
@@ -171,8 +163,8 @@ def _read_file_documents(piece, options, report, opener) -> Iterator[Document]:
 class _LineChecker:
     """Decodes and normalizes lines; reports bad ones by `path:line` (line found lazily)."""
 
-    def __init__(self, path, options, report, opener):
-        self.path, self.options, self.report, self.opener = path, options, report, opener
+    def __init__(self, path, options, report):
+        self.path, self.options, self.report = path, options, report
 
     def sentences_of(self, raw_lines: list[tuple[int, bytes]]) -> list[str]:
         """The normalized, non-empty sentences of a document's raw lines.
@@ -224,7 +216,7 @@ class _LineChecker:
         It counts the newlines before `offset`, a pass over the file, so reports ask for it
         only for the few messages they keep.
         """
-        with self.opener(self.path) as raw:
+        with files.open_read(self.path) as raw:
             stream = gzip.GzipFile(fileobj=raw) if self.path.endswith(".gz") else raw
             count, remaining = 0, offset
             while remaining > 0:
@@ -236,10 +228,10 @@ class _LineChecker:
         return count + 1
 
 
-def _owned_documents(piece: PartPiece, opener) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+def _owned_documents(piece: PartPiece) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     """Yields (offset of first line, [(offset, raw line)]) for each document `piece` owns."""
     source = piece.source
-    with opener(source.path) as raw:
+    with files.open_read(source.path) as raw:
         if source.compressed:
             stream, offset, at_boundary = gzip.GzipFile(fileobj=raw), 0, True
             end = float("inf")

@@ -20,7 +20,7 @@ import re
 import sysconfig
 from typing import Iterable, Iterator
 
-from data_prep.atomic import atomic_write_bytes
+from data_prep.files import atomic_write_bytes
 from data_prep.options import DataPrepError
 from data_prep.sentences import split_sentences
 

@@ -9,7 +9,7 @@ Layout of `--output_dir`:
   is rebuilt (same bytes, since shards are pure functions of the plan).
 - `manifest.json`: written last, when every shard is complete: all of the above plus the
   merged statistics.
-Every file is written atomically (`data_prep.atomic`).
+Every file is written atomically (`data_prep.files`), on a local disk or a remote filesystem.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 
-from data_prep.atomic import atomic_write_bytes
+from data_prep import files
 from data_prep.corpus import Part, Source
 from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.statistics import ShardStatistics
@@ -77,17 +77,16 @@ class BuildPlan:
 def _write_json(path: str, data: dict) -> dict:
     """Writes `data` atomically; returns it as read back (JSON object keys are strings)."""
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    atomic_write_bytes(path, text.encode())
+    files.atomic_write_bytes(path, text.encode())
     return json.loads(text)
 
 
 def start_build(plan: BuildPlan) -> None:
     """Creates the output folder and its build.json, or checks an existing one matches."""
-    os.makedirs(plan.output_dir, exist_ok=True)
+    files.makedirs(plan.output_dir)
     path = os.path.join(plan.output_dir, BUILD_PLAN)
-    if os.path.exists(path):
-        with open(path) as file:
-            existing = json.load(file)
+    if files.exists(path):
+        existing = json.loads(files.read_bytes(path))
         if existing.get("fingerprint") != plan.fingerprint():
             raise DataPrepError(
                 f"{plan.output_dir} holds shards of another build (different inputs, options, "
@@ -110,10 +109,9 @@ def write_sidecar(plan: BuildPlan, index: int, examples: int, checksum: str,
 def read_sidecar(plan: BuildPlan, index: int) -> dict | None:
     """The sidecar of a complete shard of this plan, or None if the shard must be (re)built."""
     shard, sidecar = plan.shard_path(index), sidecar_path(plan.shard_path(index))
-    if not (os.path.exists(shard) and os.path.exists(sidecar)):
+    if not (files.exists(shard) and files.exists(sidecar)):
         return None
-    with open(sidecar) as file:
-        data = json.load(file)
+    data = json.loads(files.read_bytes(sidecar))
     return data if data.get("fingerprint") == plan.fingerprint() else None
 
 
@@ -134,9 +132,7 @@ def write_manifest(plan: BuildPlan, sidecars: list[dict]) -> dict:
 
 def read_manifest(output_dir: str) -> dict:
     path = os.path.join(output_dir, MANIFEST)
-    try:
-        with open(path) as file:
-            return json.load(file)
-    except FileNotFoundError:
+    if not files.exists(path):
         raise DataPrepError(f"{path}: no manifest; the build has not finished (run it again "
-                            "to resume)") from None
+                            "to resume)")
+    return json.loads(files.read_bytes(path))

@@ -11,11 +11,10 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import shutil
 from typing import Sequence
 
 from data_prep import manifest as manifest_files
-from data_prep.atomic import remove_stale_temporaries
+from data_prep import files
 from data_prep.corpus import Source, expand_inputs, plan_parts
 from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.shard import ShardBuilder
@@ -42,7 +41,7 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
         raise DataPrepError("no inputs: pass text files or globs, or a TFDS dataset")
     if num_shards < 0:
         raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
-    spm_model = os.path.abspath(spm_model)
+    spm_model = spm_model if files.is_remote(spm_model) else os.path.abspath(spm_model)
     tokenizer = Tokenizer(spm_model, options.lower_case)
     _planned_tokenizers[tokenizer.checksum] = tokenizer  # an in-process build reuses it
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
@@ -55,10 +54,10 @@ def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite
     """Builds every incomplete shard of `plan`, then writes and returns the manifest."""
     if num_workers < 1:
         raise DataPrepError(f"option num_workers must be >= 1, got {num_workers}")
-    if overwrite and os.path.isdir(plan.output_dir):
-        shutil.rmtree(plan.output_dir)
+    if overwrite and files.isdir(plan.output_dir):
+        files.rmtree(plan.output_dir)
     manifest_files.start_build(plan)
-    remove_stale_temporaries(plan.output_dir)
+    files.remove_stale_temporaries(plan.output_dir)
     todo = [part.index for part in plan.parts
             if manifest_files.read_sidecar(plan, part.index) is None]
     bar = _progress_bar(plan, todo, progress)
@@ -68,7 +67,7 @@ def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite
             bar.set_postfix(examples=f"{examples:,}")
     except BaseException:
         # Stopped workers may leave temporaries; complete shards and sidecars stay for resume.
-        remove_stale_temporaries(plan.output_dir)
+        files.remove_stale_temporaries(plan.output_dir)
         raise
     finally:
         bar.close()

@@ -14,7 +14,7 @@ import gc
 import hashlib
 import random
 
-from data_prep.corpus import Opener, Part, open_local, read_documents
+from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder, gather
 from data_prep.instances import SegmentPair, document_pairs
 from data_prep.masking import TokenMasker
@@ -34,10 +34,9 @@ def shard_seed(random_seed: int, shard_index: int) -> int:
 class ShardBuilder:
     """Turns parts into shuffled, serialized examples; build one per process and reuse it."""
 
-    def __init__(self, options: DataPrepOptions, tokenizer: Tokenizer, opener: Opener = open_local):
+    def __init__(self, options: DataPrepOptions, tokenizer: Tokenizer):
         self.options = options
         self.tokenizer = tokenizer
-        self.opener = opener
         self.masker = TokenMasker(options, tokenizer.vocabulary)
         self.encoder = ExampleEncoder(tokenizer.vocab_size, options.max_seq_length,
                                       options.max_predictions_per_seq)
@@ -45,7 +44,7 @@ class ShardBuilder:
     def tokenized_documents(self, part: Part, stats: ShardStatistics) -> list[list[list[int]]]:
         """The part's documents as lists of sentences of piece ids (empty ones dropped)."""
         documents = [document.sentences for document in
-                     read_documents(part, self.options, stats.inputs, self.opener)]
+                     read_documents(part, self.options, stats.inputs)]
         flat = [sentence for document in documents for sentence in document]
         ids = []
         for start in range(0, len(flat), _ENCODE_BATCH):

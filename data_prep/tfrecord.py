@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import google_crc32c
 
-from data_prep.atomic import atomic_output
+from data_prep.files import atomic_output, open_read
 from data_prep.options import DataPrepError
 
 _MASK_DELTA = 0xA282EAD8
@@ -46,7 +46,7 @@ def write_records(path: str, records: Iterable[bytes]) -> tuple[int, str]:
 
 def read_records(path: str) -> Iterator[bytes]:
     """Yields the records of a TFRecord file, checking lengths and CRCs."""
-    with open(path, "rb") as file:
+    with open_read(path) as file:
         index = 0
         while header := file.read(12):
             if len(header) < 12:

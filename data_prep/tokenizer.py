@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from data_prep.atomic import atomic_write_bytes
+from data_prep.files import atomic_write_bytes, read_bytes
 from data_prep.options import DataPrepError
 
 SPECIAL_PIECES = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
@@ -56,10 +56,10 @@ class Tokenizer:
         self.model_path = os.fspath(model_path)
         self.lower_case = lower_case
         try:
-            with open(self.model_path, "rb") as file:
-                proto = file.read()
-        except OSError as error:
-            raise DataPrepError(f"SentencePiece model {self.model_path}: {error.strerror}") from None
+            proto = read_bytes(self.model_path)
+        except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
+            reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
+            raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") from None
         self.checksum = "sha256:" + hashlib.sha256(proto).hexdigest()
         self.processor = spm.SentencePieceProcessor()
         try:

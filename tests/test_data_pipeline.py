@@ -250,3 +250,25 @@ def test_inspect_agrees_with_the_manifest_and_reads_files_without_one(reference,
     for rate in ("masked_fraction_of_tokens", "mask_token_share", "label_1_share",
                  "full_length_share"):
         assert measured[rate] == pytest.approx(sidecar["statistics"]["summary"][rate], abs=1e-3)
+
+
+@pytest.mark.slow
+def test_remote_filesystems_give_the_same_shards(reference, corpus, spm_model):
+    """Inputs, tokenizer and output on a TensorFlow filesystem (`ram://`, in memory, standing
+    in for gs:// or hdfs://), by `build` and by Beam: the same shard bytes as on local disk."""
+    import tensorflow as tf
+
+    from data_prep.beam import build_with_beam
+    for name in ("a.txt", "b.txt"):
+        tf.io.gfile.copy(str(corpus / name), f"ram://corpus/{name}", overwrite=True)
+    tf.io.gfile.copy(spm_model, "ram://corpus/spm.model", overwrite=True)
+    shards = {name: data for name, data in reference[2].items() if name.endswith(".tfrecord")}
+    for output, run in (("ram://built", lambda plan: pipeline.build_shards(plan, progress=False)),
+                        ("ram://beam", build_with_beam)):
+        plan = pipeline.make_plan(["ram://corpus/*.txt"], output, "ram://corpus/spm.model",
+                                  OPTIONS, 5)
+        manifest = run(plan)
+        assert manifest["total_examples"] == reference[1]["total_examples"]
+        for name, data in shards.items():
+            with tf.io.gfile.GFile(f"{output}/{name}", "rb") as file:
+                assert file.read() == data, (output, name)

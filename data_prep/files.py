@@ -1,0 +1,121 @@
+"""Where data-prep files live and how they are written: local disk or any TensorFlow filesystem.
+
+Local paths go through `os` and `open`, so the workers of `albert-data build` never load
+TensorFlow. A path with a scheme (`gs://`, `hdfs://`, `s3://` with tensorflow-io, `ram://`)
+goes through `tf.io.gfile`, imported only then; that is what lets the Beam pipeline read and
+write object stores from Dataflow workers.
+
+Files appear whole or not at all: `atomic_output` writes to `.<name>.tmp-<pid>` and renames
+(fsync first on a local disk); a crash leaves at most such a temporary, which later runs
+ignore and `remove_stale_temporaries` deletes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as local_glob
+import os
+import shutil
+from typing import BinaryIO, Iterator
+
+
+def is_remote(path: str) -> bool:
+    return "://" in path
+
+
+def _gfile():
+    import tensorflow as tf
+    return tf.io.gfile
+
+
+def open_read(path: str) -> BinaryIO:
+    """A seekable binary file for reading."""
+    return _gfile().GFile(path, "rb") if is_remote(path) else open(path, "rb")
+
+
+def read_bytes(path: str) -> bytes:
+    with open_read(path) as file:
+        return file.read()
+
+
+def exists(path: str) -> bool:
+    return _gfile().exists(path) if is_remote(path) else os.path.exists(path)
+
+
+def isdir(path: str) -> bool:
+    return _gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
+
+
+def size(path: str) -> int:
+    return _gfile().stat(path).length if is_remote(path) else os.path.getsize(path)
+
+
+def glob(pattern: str) -> list[str]:
+    """Sorted matches of a pattern with `*`, `?` or `[...]`."""
+    return sorted(_gfile().glob(pattern) if is_remote(pattern) else local_glob.glob(pattern))
+
+
+def has_magic(pattern: str) -> bool:
+    return local_glob.has_magic(pattern)
+
+
+def makedirs(path: str) -> None:
+    if is_remote(path):
+        _gfile().makedirs(path)
+    else:
+        os.makedirs(path, exist_ok=True)
+
+
+def rmtree(path: str) -> None:
+    if is_remote(path):
+        _gfile().rmtree(path)
+    else:
+        shutil.rmtree(path)
+
+
+def remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if is_remote(path):
+            import tensorflow as tf
+            with contextlib.suppress(tf.errors.NotFoundError):
+                tf.io.gfile.remove(path)
+        else:
+            os.remove(path)
+
+
+def temporary_name(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".{name}.tmp-{os.getpid()}")
+
+
+@contextlib.contextmanager
+def atomic_output(path: str) -> Iterator[BinaryIO]:
+    """Opens a temporary file for writing; on success it becomes `path`, on error it goes."""
+    temporary = temporary_name(path)
+    try:
+        if is_remote(path):
+            with _gfile().GFile(temporary, "wb") as file:
+                yield file
+            _gfile().rename(temporary, path, overwrite=True)
+        else:
+            with open(temporary, "wb") as file:
+                yield file
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+    except BaseException:
+        remove(temporary)
+        raise
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    with atomic_output(path) as file:
+        file.write(data)
+
+
+def remove_stale_temporaries(folder: str) -> list[str]:
+    """Deletes temporaries left by crashed writers in `folder`; returns their paths."""
+    stale = glob(os.path.join(folder, ".*.tmp-*"))
+    for path in stale:
+        remove(path)
+    return stale
