@@ -34,7 +34,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="albert-data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_corpus_command(commands)
+    _add_train_spm_command(commands)
+    _add_build_command(commands)
+    _add_inspect_command(commands)
+    return parser
 
+
+def _add_train_spm_command(commands) -> None:
     spm = commands.add_parser("train-spm", help="train a SentencePiece model (ALBERT ids)")
     spm.add_argument("--input", nargs="+", required=True, help="text files or globs")
     spm.add_argument("--model_prefix", required=True, help="writes <prefix>.model/.vocab")
@@ -46,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     spm.add_argument("--num_threads", type=int, default=os.cpu_count() or 1)
     _add_text_options(spm)
 
+
+def _add_build_command(commands) -> None:
     build = commands.add_parser("build", help="text -> masked MLM + SOP/NSP TFRecord shards")
     build.add_argument("--input", nargs="*", default=[],
                        help="text files or globs (.gz read as gzip): one sentence per line, "
@@ -57,6 +66,19 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--tfds_data_dir", default=None)
     build.add_argument("--spm_model", required=True)
     build.add_argument("--output_dir", required=True)
+    _add_recipe_options(build)
+    build.add_argument("--num_workers", type=int, default=1)
+    build.add_argument("--num_shards", type=int, default=0,
+                       help="output shards (0: one per ~32 MB of input x dupe_factor)")
+    build.add_argument("--prefix", default="train", help="shard file name prefix")
+    build.add_argument("--overwrite", action="store_true",
+                       help="delete --output_dir first instead of resuming into it")
+    build.add_argument("--no_progress", action="store_true")
+    _add_text_options(build)
+
+
+def _add_recipe_options(build: argparse.ArgumentParser) -> None:
+    """The original script's flags, with its defaults (see DataPrepOptions)."""
     build.add_argument("--max_seq_length", type=int, default=_DEFAULTS.max_seq_length)
     build.add_argument("--dupe_factor", type=int, default=_DEFAULTS.dupe_factor)
     build.add_argument("--short_seq_prob", type=float, default=_DEFAULTS.short_seq_prob)
@@ -71,15 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES,
                        default=_DEFAULTS.sentence_objective)
     build.add_argument("--random_seed", type=int, default=_DEFAULTS.random_seed)
-    build.add_argument("--num_workers", type=int, default=1)
-    build.add_argument("--num_shards", type=int, default=0,
-                       help="output shards (0: one per ~32 MB of input x dupe_factor)")
-    build.add_argument("--prefix", default="train", help="shard file name prefix")
-    build.add_argument("--overwrite", action="store_true",
-                       help="delete --output_dir first instead of resuming into it")
-    build.add_argument("--no_progress", action="store_true")
-    _add_text_options(build)
 
+
+def _add_corpus_command(commands) -> None:
     corpus = commands.add_parser("corpus", help="write an English corpus from text already "
                                  "on this machine (original input format)")
     corpus.add_argument("--source", choices=("python-docs", "stdlib-docstrings"),
@@ -89,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     corpus.add_argument("--output", required=True)
     corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
 
+
+def _add_inspect_command(commands) -> None:
     show = commands.add_parser("inspect", help="decoded examples and statistics of a shard")
     show.add_argument("shard")
     show.add_argument("--count", type=int, default=3, help="examples to print")
@@ -96,7 +114,6 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--max_seq_length", type=int, default=None,
                       help="default: from the manifest (give it for the original's files)")
     show.add_argument("--max_predictions_per_seq", type=int, default=None)
-    return parser
 
 
 def _options(args) -> DataPrepOptions:
