@@ -10,7 +10,8 @@ import collections
 import dataclasses
 from typing import Callable, Union
 
-MESSAGES_PER_KIND = 5
+MESSAGES_PER_KIND = 5  # per shard
+MERGED_MESSAGES = 50
 
 
 @dataclasses.dataclass
@@ -28,9 +29,11 @@ class InputReport:
             self.messages.append(message() if callable(message) else message)
 
     def merge(self, other: "InputReport") -> None:
+        """Adds `other`'s counts; keeps messages up to MERGED_MESSAGES (a manifest of
+        thousands of shards must not carry five messages of each)."""
         for kind, count in other.counts.items():
             self.counts[kind] = self.counts.get(kind, 0) + count
-        self.messages.extend(other.messages)
+        self.messages.extend(other.messages[:max(0, MERGED_MESSAGES - len(self.messages))])
 
 
 @dataclasses.dataclass
