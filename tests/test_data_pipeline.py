@@ -272,3 +272,27 @@ def test_remote_filesystems_give_the_same_shards(reference, corpus, spm_model):
         for name, data in shards.items():
             with tf.io.gfile.GFile(f"{output}/{name}", "rb") as file:
                 assert file.read() == data, (output, name)
+
+
+def test_reservoir_sample_is_uniform_and_capped():
+    import random
+
+    from scipy import stats as scipy_stats
+
+    from data_prep.tokenizer import reservoir_sample
+    rng = random.Random(0)
+    counts = [0] * 50
+    for _ in range(4000):
+        for item in reservoir_sample(iter(range(50)), 5, rng):
+            counts[item] += 1
+    assert sum(counts) == 4000 * 5
+    assert scipy_stats.chisquare(counts).pvalue > 0.001
+    assert reservoir_sample(iter(range(3)), 5, rng) == [0, 1, 2]
+
+
+def test_train_spm_on_a_capped_sample_is_deterministic(corpus, tmp_path):
+    lines = [line for line in (corpus / "a.txt").read_text().lower().splitlines() if line]
+    first = train_sentencepiece(iter(lines), str(tmp_path / "one"), 120, max_sentences=300)
+    second = train_sentencepiece(iter(lines), str(tmp_path / "two"), 120, max_sentences=300)
+    assert len(lines) > 300
+    assert Tokenizer(first).checksum == Tokenizer(second).checksum
