@@ -124,3 +124,23 @@ def test_missing_and_empty_inputs(tmp_path):
     assert documents_of(plan_parts(expand_inputs([empty, full]), 2), OPTIONS, report) == \
         [["one.", "two."]]
     assert report.counts == {"empty_files": 1}
+
+
+def test_plans_cover_every_byte_of_many_files_exactly_once():
+    import random
+
+    from data_prep.corpus import TextFile
+    rng = random.Random(0)
+    sources = [TextFile(f"f{i}.txt" if i % 7 else f"f{i}.txt.gz", rng.randint(0, 5000))
+               for i in range(3000)]
+    parts = plan_parts(sources, 2000)
+    covered = {}
+    for part in parts:
+        for piece in part.pieces:
+            covered.setdefault(piece.source.path, []).append((piece.start, piece.end))
+    for source in sources:
+        ranges = sorted(covered[source.path])
+        assert ranges[0][0] == 0 and ranges[-1][1] == source.size
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        if source.compressed or source.size == 0:
+            assert len(ranges) == 1
