@@ -26,9 +26,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from data_prep import manifest as manifest_files
 from data_prep.options import DataPrepError
-from data_prep.shard import ShardBuilder
-from data_prep.tfrecord import write_records
-from data_prep.tokenizer import Tokenizer
+from data_prep.pipeline import build_and_record_shard, shard_builder_for
 
 
 class BuildShard(beam.DoFn):
@@ -37,39 +35,27 @@ class BuildShard(beam.DoFn):
     def __init__(self, plan: manifest_files.BuildPlan):
         super().__init__()
         self.plan = plan
-        self.builder: ShardBuilder | None = None
+        self.builder = None
 
     def setup(self):
-        tokenizer = Tokenizer(self.plan.tokenizer_path, self.plan.options.lower_case)
-        if tokenizer.checksum != self.plan.tokenizer_checksum:
-            raise DataPrepError(f"{self.plan.tokenizer_path} differs from the one planned with")
-        self.builder = ShardBuilder(self.plan.options, tokenizer)
+        self.builder = shard_builder_for(self.plan)
 
     def process(self, index: int):
-        records, stats = self.builder.build(self.plan.parts[index])
-        examples, checksum = write_records(self.plan.shard_path(index), records)
-        manifest_files.write_sidecar(self.plan, index, examples, checksum, stats)
-        yield index, examples
+        yield index, build_and_record_shard(self.plan, self.builder, index)
 
 
 def build_with_beam(plan: manifest_files.BuildPlan,
                     pipeline_options: PipelineOptions | None = None) -> dict:
     """Builds the incomplete shards of `plan` on Beam; returns the manifest."""
     manifest_files.start_build(plan)
-    todo = [part.index for part in plan.parts
-            if manifest_files.read_sidecar(plan, part.index) is None]
+    todo = manifest_files.incomplete_shards(plan)
     if todo:
         with beam.Pipeline(options=pipeline_options or PipelineOptions()) as pipeline:
             _ = (pipeline
                  | "ShardIndices" >> beam.Create(todo)
                  | "Spread" >> beam.Reshuffle()
                  | "BuildShards" >> beam.ParDo(BuildShard(plan)))
-    sidecars = [manifest_files.read_sidecar(plan, part.index) for part in plan.parts]
-    missing = [plan.shard_name(i) for i, sidecar in enumerate(sidecars) if sidecar is None]
-    if missing:
-        raise DataPrepError(f"the pipeline finished without {', '.join(missing[:3])}"
-                            f"{' ...' if len(missing) > 3 else ''}; run it again to resume")
-    return manifest_files.write_manifest(plan, sidecars)
+    return manifest_files.finish_build(plan)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

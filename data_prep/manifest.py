@@ -106,13 +106,40 @@ def write_sidecar(plan: BuildPlan, index: int, examples: int, checksum: str,
         "examples": examples, "checksum": checksum, "statistics": stats.to_dict()})
 
 
-def read_sidecar(plan: BuildPlan, index: int) -> dict | None:
-    """The sidecar of a complete shard of this plan, or None if the shard must be (re)built."""
-    shard, sidecar = plan.shard_path(index), sidecar_path(plan.shard_path(index))
-    if not (files.exists(shard) and files.exists(sidecar)):
-        return None
-    data = json.loads(files.read_bytes(sidecar))
-    return data if data.get("fingerprint") == plan.fingerprint() else None
+def complete_sidecars(plan: BuildPlan) -> dict[int, dict]:
+    """Sidecars of this plan's complete shards, by shard index (one listing of the folder)."""
+    present = set(files.glob(os.path.join(plan.output_dir, f"{plan.prefix}-*")))
+    fingerprint = plan.fingerprint()
+    complete = {}
+    for index in range(plan.num_shards):
+        shard = plan.shard_path(index)
+        if shard in present and sidecar_path(shard) in present:
+            sidecar = json.loads(files.read_bytes(sidecar_path(shard)))
+            if sidecar.get("fingerprint") == fingerprint:
+                complete[index] = sidecar
+    return complete
+
+
+def incomplete_shards(plan: BuildPlan) -> list[int]:
+    """Indices of the shards a (re)run must build."""
+    complete = complete_sidecars(plan)
+    return [index for index in range(plan.num_shards) if index not in complete]
+
+
+def finish_build(plan: BuildPlan) -> dict:
+    """Checks every shard is complete and not all are empty, then writes the manifest."""
+    sidecars = complete_sidecars(plan)
+    missing = [plan.shard_name(i) for i in range(plan.num_shards) if i not in sidecars]
+    if missing:
+        raise DataPrepError(f"{plan.output_dir}: {len(missing)} shard(s) not complete "
+                            f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}); "
+                            "run the build again to resume")
+    ordered = [sidecars[index] for index in range(plan.num_shards)]
+    if sum(sidecar["examples"] for sidecar in ordered) == 0:
+        raise DataPrepError("no examples were made: the inputs hold no documents with text "
+                            "(is the input empty, or every line skipped? see the shard "
+                            f"sidecars in {plan.output_dir})")
+    return write_manifest(plan, ordered)
 
 
 def write_manifest(plan: BuildPlan, sidecars: list[dict]) -> dict:

@@ -18,7 +18,6 @@ from data_prep import files
 from data_prep.corpus import Source, expand_inputs, plan_parts
 from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.shard import ShardBuilder
-from data_prep.statistics import ShardStatistics
 from data_prep.tfrecord import write_records
 from data_prep.tokenizer import Tokenizer
 
@@ -58,8 +57,7 @@ def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite
         files.rmtree(plan.output_dir)
     manifest_files.start_build(plan)
     files.remove_stale_temporaries(plan.output_dir)
-    todo = [part.index for part in plan.parts
-            if manifest_files.read_sidecar(plan, part.index) is None]
+    todo = manifest_files.incomplete_shards(plan)
     bar = _progress_bar(plan, todo, progress)
     try:
         for examples in _run(plan, todo, num_workers):
@@ -71,14 +69,7 @@ def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite
         raise
     finally:
         bar.close()
-    sidecars = [manifest_files.read_sidecar(plan, part.index) for part in plan.parts]
-    if any(sidecar is None for sidecar in sidecars):
-        raise DataPrepError(f"{plan.output_dir}: a shard vanished while building; run again")
-    if sum(sidecar["examples"] for sidecar in sidecars) == 0:
-        raise DataPrepError("no examples were made: the inputs hold no documents with text "
-                            "(is the input empty, or every line skipped? see the shard "
-                            f"sidecars in {plan.output_dir})")
-    return manifest_files.write_manifest(plan, sidecars)
+    return manifest_files.finish_build(plan)
 
 
 def _progress_bar(plan, todo, enabled):
@@ -101,24 +92,31 @@ def _run(plan, todo, num_workers):
         yield from pool.imap_unordered(_build_one, todo)
 
 
-_worker: dict = {}
-_planned_tokenizers: dict[str, Tokenizer] = {}
-
-
-def _start_worker(plan: manifest_files.BuildPlan, tokenizer: Tokenizer | None = None) -> None:
+def shard_builder_for(plan: manifest_files.BuildPlan,
+                      tokenizer: Tokenizer | None = None) -> ShardBuilder:
+    """The builder a worker uses for `plan`, with the tokenizer the plan was made with."""
     tokenizer = tokenizer or Tokenizer(plan.tokenizer_path, plan.options.lower_case)
     if tokenizer.checksum != plan.tokenizer_checksum:
-        raise DataPrepError(f"{plan.tokenizer_path} changed while the build was running")
-    _worker.update(plan=plan, builder=ShardBuilder(plan.options, tokenizer))
+        raise DataPrepError(f"{plan.tokenizer_path} changed since the build was planned")
+    return ShardBuilder(plan.options, tokenizer)
 
 
-def _build_one(index: int) -> int:
-    plan, builder = _worker["plan"], _worker["builder"]
+def build_and_record_shard(plan: manifest_files.BuildPlan, builder: ShardBuilder,
+                           index: int) -> int:
+    """Builds shard `index`, writes it, then its sidecar (which marks it complete)."""
     records, stats = builder.build(plan.parts[index])
     examples, checksum = write_records(plan.shard_path(index), records)
     manifest_files.write_sidecar(plan, index, examples, checksum, stats)
     return examples
 
 
-def merged_statistics(manifest: dict) -> ShardStatistics:
-    return ShardStatistics.from_dict(manifest["statistics"])
+_worker: dict = {}
+_planned_tokenizers: dict[str, Tokenizer] = {}
+
+
+def _start_worker(plan: manifest_files.BuildPlan, tokenizer: Tokenizer | None = None) -> None:
+    _worker.update(plan=plan, builder=shard_builder_for(plan, tokenizer))
+
+
+def _build_one(index: int) -> int:
+    return build_and_record_shard(_worker["plan"], _worker["builder"], index)
