@@ -8,6 +8,7 @@ error that names it, not silently short data.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from typing import Iterable, Iterator
@@ -25,11 +26,16 @@ def masked_crc32c(data: bytes) -> int:
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
+@functools.lru_cache(maxsize=4096)
+def _header(length: int) -> bytes:
+    """Length and its masked CRC; records of one shard have few distinct lengths."""
+    packed = struct.pack("<Q", length)
+    return packed + struct.pack("<I", masked_crc32c(packed))
+
+
 def frame(record: bytes) -> bytes:
     """One record with its TFRecord header and footer."""
-    length = struct.pack("<Q", len(record))
-    return b"".join((length, struct.pack("<I", masked_crc32c(length)), record,
-                     struct.pack("<I", masked_crc32c(record))))
+    return b"".join((_header(len(record)), record, struct.pack("<I", masked_crc32c(record))))
 
 
 def write_records(path: str, records: Iterable[bytes]) -> tuple[int, str]:
