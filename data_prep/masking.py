@@ -133,17 +133,23 @@ class TokenMasker:
             order[pick] = order[taken]
             order[taken] = start
             taken += 1
-            stop = start + pending
-            if (stop > num_words or (start < split) != (stop - 1 < split)
-                    or covered.find(1, start, stop) >= 0):
-                continue
-            length, begin = pending, begins[start]
-            while length and ends[start + length - 1] - begin > budget:
-                length -= 1
-            if not length:
-                continue
-            end = ends[start + length - 1]
-            covered[start:start + length] = b"\x01" * length
+            if pending == 1:  # over half the spans: the general test below, made cheap
+                begin, end = begins[start], ends[start]
+                if covered[start] or end - begin > budget:
+                    continue
+                covered[start] = length = 1
+            else:
+                stop = start + pending
+                if (stop > num_words or (start < split) != (stop - 1 < split)
+                        or covered.find(1, start, stop) >= 0):
+                    continue
+                length, begin = pending, begins[start]
+                while length and ends[start + length - 1] - begin > budget:
+                    length -= 1
+                if not length:
+                    continue
+                end = ends[start + length - 1]
+                covered[start:start + length] = b"\x01" * length
             positions.extend(range(begin, end))
             spans[length] += 1
             if budget >= longest:
