@@ -103,8 +103,9 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     import gc
     import random
 
+    import numpy as np
+
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.example_encoding import gather
     from data_prep.instances import document_pairs
     from data_prep.options import DataPrepOptions
     from data_prep.shard import ShardBuilder
@@ -115,7 +116,8 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
                               max_predictions_per_seq=args.max_predictions_per_seq)
     builder = ShardBuilder(options, Tokenizer(model))
     (whole,) = plan_parts(expand_inputs([corpus]), 1)
-    rng, stats, seconds = random.Random(0), ExampleStatistics(), {}
+    rng, generator, stats, seconds = random.Random(0), np.random.default_rng(0), \
+        ExampleStatistics(), {}
     gc.disable()
 
     def timed(stage, work):
@@ -137,17 +139,15 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     pairs = timed("segments A/B", lambda: [
         pair for _ in range(options.dupe_factor) for index in range(len(tokenized))
         for pair in document_pairs(tokenized, index, options, rng, stats)])
-    word_start = builder.tokenizer.vocabulary.word_start
-    inputs = [(pair.tokens(), len(pair.first) + 1) for pair in pairs]
-    boundaries = timed("word starts", lambda: [bytes(gather(word_start, tokens))
-                                               for tokens, _ in inputs])
+    batches = [pairs[start:start + 2048] for start in range(0, len(pairs), 2048)]
     masked = timed("masking", lambda: [
-        builder.masker.mask(tokens, separator, rng, stats, boundary)
-        for (tokens, separator), boundary in zip(inputs, boundaries)])
+        builder.masker.mask([(pair.tokens(), len(pair.first) + 1) for pair in batch],
+                            generator, stats) for batch in batches])
     timed("encoding", lambda: [
-        builder.encoder.encode(m.tokens, pair.segment_ids(), boundary, m.positions,
-                               m.original_ids, pair.label)
-        for m, pair, boundary in zip(masked, pairs, boundaries)])
+        builder.encoder.encode_batch(m.input_ids, m.lengths, m.segment_ids, m.token_boundary,
+                                     m.positions, m.original_ids, m.num_predictions,
+                                     np.array([pair.label for pair in batch], np.uint8))
+        for m, batch in zip(masked, batches)])
     gc.enable()
     return {stage: round(value / len(pairs) * 1e6, 2) for stage, value in seconds.items()}
 

@@ -1,4 +1,4 @@
-"""N-gram masking for the masked-LM objective (paper section 4.1, Joshi et al. 2019).
+"""N-gram masking for the masked-LM objective (paper section 4.1, Joshi et al. 2019), in batches.
 
 For `[CLS] A [SEP] B [SEP]` of length T, the budget is
 num_to_predict = min(max_predictions, max(1, round(T * masked_lm_prob))) pieces.
@@ -11,34 +11,28 @@ where the whole span fits (free words, one segment); only then is the next lengt
 original code draws a new length at every start and drops the span if it overlaps, which
 favours short spans (long ones overlap more often). A span that would pass the budget is
 shortened to fit (so the statistics check p(n) on the spans placed while the budget could
-still hold any span); if the budget is still not spent when the starts run out, single free words
-fill it.
+still hold any span); if the budget is still not spent when the starts run out, single free
+words fill it.
 
 Each chosen piece becomes `[MASK]` with probability 0.8, stays itself with 0.1, and becomes a
 random ordinary piece (never a control symbol, unlike the original) with 0.1.
+
+The work is done for a batch of examples at once with numpy: step k of the greedy placement
+looks at the k-th start word of every example still short of its budget, so the Python loop
+runs over steps (a few dozen), not over examples and words.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import itertools
-import operator
-import random
+from typing import Sequence
 
-from data_prep.example_encoding import gather
+import numpy as np
+
 from data_prep.options import DataPrepOptions
 from data_prep.statistics import ExampleStatistics
 from data_prep.tokenizer import MASK_ID, Vocabulary
-
-
-@dataclasses.dataclass
-class MaskedTokens:
-    """The masked token list, the masked positions (ascending) and their original ids."""
-
-    tokens: list[int]
-    positions: list[int]
-    original_ids: list[int]
 
 
 def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:
@@ -51,150 +45,209 @@ def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:
     return [weight / sum(weights) for weight in weights]
 
 
+@dataclasses.dataclass
+class Words:
+    """The maskable words of a batch: begin and end piece positions, (batch, max_words).
+
+    Rows hold `count[b]` words; the rest is padding (begins and ends far past the sequence,
+    `last_of_segment` -1, so no span fits there). `last_of_segment[b, w]` is the index of the
+    last word of w's segment, `token_word[b, t]` the word of piece t (-1 for [CLS], [SEP],
+    padding), `boundary[b, t]` 1 where a piece starts a word in the vocabulary's sense.
+    """
+
+    begins: np.ndarray
+    ends: np.ndarray
+    count: np.ndarray
+    last_of_segment: np.ndarray
+    token_word: np.ndarray
+    boundary: np.ndarray
+
+
+@dataclasses.dataclass
+class MaskedBatch:
+    """Masked examples, padded: `input_ids`, `segment_ids`, `token_boundary` are
+    (batch, max_seq_length); `positions` (ascending) and `original_ids` are
+    (batch, max_predictions) with `num_predictions[b]` real entries; `words` as computed."""
+
+    input_ids: np.ndarray
+    lengths: np.ndarray
+    segment_ids: np.ndarray
+    token_boundary: np.ndarray
+    positions: np.ndarray
+    original_ids: np.ndarray
+    num_predictions: np.ndarray
+    words: Words
+
+
 class TokenMasker:
-    """Masks `[CLS] A [SEP] B [SEP]` token lists as the module docstring describes."""
+    """Masks batches of `[CLS] A [SEP] B [SEP]` token lists as the module docstring says."""
 
     def __init__(self, options: DataPrepOptions, vocabulary: Vocabulary):
         self.options = options
-        self.word_start = vocabulary.word_start
-        self.ordinary_ids = tuple(int(i) for i in vocabulary.ordinary_ids)
-        self.cumulative = list(itertools.accumulate(
-            span_length_probabilities(options.ngram, options.favor_shorter_ngram)))
+        self.word_start = np.frombuffer(vocabulary.word_start, dtype=np.uint8)
+        self.ordinary_ids = np.asarray(vocabulary.ordinary_ids, dtype=np.int64)
+        self.cumulative = np.cumsum(span_length_probabilities(options.ngram,
+                                                              options.favor_shorter_ngram))
         self.cumulative[-1] = 1.0
 
-    def budget(self, num_tokens: int) -> int:
+    def budget(self, lengths: np.ndarray) -> np.ndarray:
+        """num_to_predict per example (numpy rounds halves to even, as Python's round)."""
         options = self.options
-        return min(options.max_predictions_per_seq,
-                   max(1, int(round(num_tokens * options.masked_lm_prob))))
+        wanted = np.round(np.asarray(lengths) * options.masked_lm_prob).astype(np.int64)
+        return np.minimum(options.max_predictions_per_seq, np.maximum(1, wanted))
 
-    def words(self, tokens: list[int], first_separator: int,
-              boundary: bytes | None = None) -> tuple[list[int], list[int]]:
-        """Begin and end piece positions of the maskable words, in order.
+    def mask(self, examples: Sequence[tuple[Sequence[int], int]], rng: np.random.Generator,
+             stats: ExampleStatistics) -> MaskedBatch:
+        """Masks (tokens, position of the first [SEP]) pairs; counts into `stats`."""
+        tokens, lengths, separators = self._token_matrix(examples)
+        words = self.words(tokens, lengths, separators)
+        covered = self._choose_words(words, self.budget(lengths), rng, stats)
+        chosen = np.take_along_axis(covered, np.maximum(words.token_word, 0), axis=1)
+        chosen &= words.token_word >= 0
+        columns = np.arange(tokens.shape[1])
+        segment_ids = ((columns > separators[:, None]) & (columns < lengths[:, None]))
+        return self._replace(tokens, lengths, segment_ids.astype(np.uint8), chosen, words,
+                             rng, stats)
 
-        A word starts at a word-start piece (every piece, without whole-word masking) and at
-        the first piece of each segment; it ends before the next word or the `[SEP]`.
-        `boundary` (one 0/1 byte per token: starts a word) is computed if not given.
-        """
-        last = len(tokens) - 1
+    def _token_matrix(self, examples):
+        lengths = np.fromiter((len(tokens) for tokens, _ in examples), np.int64, len(examples))
+        separators = np.fromiter((separator for _, separator in examples), np.int64,
+                                 len(examples))
+        flat = np.fromiter(itertools.chain.from_iterable(tokens for tokens, _ in examples),
+                           np.int64, int(lengths.sum()))
+        rows = np.repeat(np.arange(len(examples)), lengths)
+        columns = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        tokens = np.zeros((len(examples), self.options.max_seq_length), np.int64)
+        tokens[rows, columns] = flat
+        return tokens, lengths, separators
+
+    def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray) -> Words:
+        """Maskable words: a word starts at a word-start piece (every piece, without whole-word
+        masking) and at the first piece of each segment; it ends before the next word or the
+        [SEP]. Word starts are those of the original: the word marker, a lone punctuation
+        mark, or a control piece (see `tokenizer.Vocabulary`)."""
+        batch, width = tokens.shape
+        columns = np.arange(width)[None, :]
+        boundary = self.word_start[tokens] * (columns < lengths[:, None])
+        maskable = ((columns > 0) & (columns < lengths[:, None] - 1)
+                    & (columns != separators[:, None]))
+        starts = maskable.copy()
         if self.options.whole_word_mask:
-            if boundary is None:
-                boundary = bytes(gather(self.word_start, tokens))
-            # [CLS] and [SEP] are word starts in the table; they bound words but are not words.
-            begins = list(itertools.compress(range(1, last), boundary[1:last]))
-            separator = bisect.bisect_left(begins, first_separator)
-            del begins[separator]
-            if not begins or begins[0] != 1:
-                begins.insert(0, 1)
-                separator += 1
-            if first_separator + 1 < last and (separator == len(begins)
-                                               or begins[separator] != first_separator + 1):
-                begins.insert(separator, first_separator + 1)
-        else:
-            begins = [p for p in range(1, last) if p != first_separator]
-        ends = begins[1:] + [last]
-        last_of_first = bisect.bisect_left(begins, first_separator) - 1
-        if last_of_first >= 0 and ends[last_of_first] > first_separator:
-            ends[last_of_first] = first_separator
-        return begins, ends
+            starts &= ((boundary == 1) | (columns == 1) | (columns == separators[:, None] + 1))
+        token_word = np.where(maskable, np.cumsum(starts, axis=1) - 1, -1)
+        count = starts.sum(axis=1)
+        padded = width + self.options.ngram  # room for span ends past the last word
+        begins = np.full((batch, padded), 4 * width, np.int64)
+        rows, positions = np.nonzero(starts)
+        begins[rows, token_word[rows, positions]] = positions
+        mask_rows, mask_columns = np.nonzero(maskable)
+        sizes = np.bincount(mask_rows * padded + token_word[mask_rows, mask_columns],
+                            minlength=batch * padded).reshape(batch, padded)
+        ends = begins + sizes
+        first_segment = starts & (columns < separators[:, None])
+        split = first_segment.sum(axis=1)  # words [0, split) are in segment A
+        word_index = np.arange(padded)[None, :]
+        last_of_segment = np.where(word_index < split[:, None], split[:, None] - 1,
+                                   count[:, None] - 1)
+        last_of_segment[word_index >= count[:, None]] = -1
+        return Words(begins, ends, count, last_of_segment, token_word,
+                     boundary.astype(np.uint8))
 
-    def mask(self, tokens: list[int], first_separator: int, rng: random.Random,
-             stats: ExampleStatistics, boundary: bytes | None = None) -> MaskedTokens:
-        """Masks `[CLS] A [SEP] B [SEP]` whose first `[SEP]` is at `first_separator`.
+    def _choose_words(self, words: Words, budget: np.ndarray, rng: np.random.Generator,
+                      stats: ExampleStatistics) -> np.ndarray:
+        """The greedy placement of the module docstring, one start word per example per step.
 
-        `boundary` optionally gives the word starts (see `words`), saving a lookup pass.
+        Returns covered words, (batch, max_words + ngram) bool.
         """
-        positions = self.choose_positions(tokens, first_separator, rng, stats, boundary)
-        return self._replace(tokens, positions, rng, stats)
-
-    def choose_positions(self, tokens: list[int], first_separator: int, rng: random.Random,
-                         stats: ExampleStatistics, boundary: bytes | None = None) -> list[int]:
-        """The positions to predict, ascending (the hot loop of data prep, kept flat)."""
-        begins, ends = self.words(tokens, first_separator, boundary)
-        num_words = len(begins)
-        budget = self.budget(len(tokens))
-        split = bisect.bisect_left(begins, first_separator)  # words [0, split) are in A
-        # While the budget could hold the longest possible span, no span is shortened, so
-        # the spans placed then have exactly the drawn lengths; statistics count them apart.
         ngram = self.options.ngram
-        # (Windows of fewer words at the end are shorter than the last full one.)
-        longest = (max(map(operator.sub, ends[ngram - 1:], begins)) if num_words >= ngram
-                   else ends[-1] - begins[0])
-        draw, cumulative, find = rng.random, self.cumulative, bisect.bisect_right
+        batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
-        covered = bytearray(num_words)
-        order = list(range(num_words))
-        positions: list[int] = []
-        pending = find(cumulative, draw()) + 1
-        taken = 0
-        while budget and taken < num_words:
-            # One step of a lazy Fisher-Yates shuffle: order[taken] is the next start word.
-            pick = taken + int(draw() * (num_words - taken))
-            start = order[pick]
-            order[pick] = order[taken]
-            order[taken] = start
-            taken += 1
-            if pending == 1:  # over half the spans: the general test below, made cheap
-                begin, end = begins[start], ends[start]
-                if covered[start] or end - begin > budget:
-                    continue
-                covered[start] = length = 1
-            else:
-                stop = start + pending
-                if (stop > num_words or (start < split) != (stop - 1 < split)
-                        or covered.find(1, start, stop) >= 0):
-                    continue
-                length, begin = pending, begins[start]
-                while length and ends[start + length - 1] - begin > budget:
-                    length -= 1
-                if not length:
-                    continue
-                end = ends[start + length - 1]
-                covered[start:start + length] = b"\x01" * length
-            positions.extend(range(begin, end))
-            spans[length] += 1
-            if budget >= longest:
-                unconstrained[length] += 1
-            budget -= end - begin
-            pending = find(cumulative, draw()) + 1
-        if budget:
-            rest = order[taken:]
-            rng.shuffle(rest)
-            spans[1] += self._fill_with_single_words(order[:taken] + rest, begins, ends,
-                                                     covered, budget, positions)
-        positions.sort()
-        return positions
+        begins, ends, last_of_segment = words.begins, words.ends, words.last_of_segment
+        keys = rng.random((batch, padded))
+        keys[np.arange(padded)[None, :] >= words.count[:, None]] = 2.0  # padding sorts last
+        order = np.argsort(keys, axis=1, kind="stable")
+        # Span lengths in the order they are needed: each placed span takes the next one.
+        pending = np.searchsorted(self.cumulative, rng.random(
+            (batch, self.options.max_predictions_per_seq + 1)), side="right") + 1
+        # While the budget could hold the longest possible span, no span is shortened, so
+        # spans placed then have exactly the drawn lengths; statistics count them apart.
+        windows = np.where(
+            np.arange(padded - ngram + 1)[None, :] + ngram - 1 < words.count[:, None],
+            ends[:, ngram - 1:] - begins[:, :padded - ngram + 1], 0)
+        everything = ends[np.arange(batch), np.maximum(words.count - 1, 0)] - begins[:, 0]
+        longest = np.where(words.count < ngram, everything, windows.max(axis=1))
+        covered = np.zeros((batch, padded), bool)
+        drawn = np.zeros(batch, np.int64)
+        budget = budget.copy()
+        for step in range(padded - ngram):
+            rows = np.nonzero((budget > 0) & (step < words.count))[0]
+            if not len(rows):
+                break
+            start = order[rows, step]
+            length = pending[rows, drawn[rows]]
+            fits = start + length - 1 <= last_of_segment[rows, start]
+            for offset in range(ngram):
+                fits &= ~(covered[rows, start + offset] & (offset < length))
+            # The longest length up to the drawn one whose pieces fit the budget.
+            begin = begins[rows, start]
+            placed = np.zeros(len(rows), np.int64)
+            for size in range(ngram, 0, -1):
+                room = (size <= length) & (ends[rows, start + size - 1] - begin <= budget[rows])
+                placed = np.where((placed == 0) & room, size, placed)
+            take = fits & (placed > 0)
+            rows, start, placed, begin = rows[take], start[take], placed[take], begin[take]
+            for offset in range(ngram):
+                inside = offset < placed
+                covered[rows[inside], start[inside] + offset] = True
+            spans_now = np.bincount(placed, minlength=ngram + 1)
+            free_now = np.bincount(placed[budget[rows] >= longest[rows]], minlength=ngram + 1)
+            for size in range(1, ngram + 1):
+                spans[size] += int(spans_now[size])
+                unconstrained[size] += int(free_now[size])
+            budget[rows] -= ends[rows, start + placed - 1] - begin
+            drawn[rows] += 1
+        spans[1] += _fill_with_single_words(words, order, covered, budget)
+        return covered
 
-    @staticmethod
-    def _fill_with_single_words(order, begins, ends, covered, budget, positions) -> int:
-        """Spends what the spans left of the budget on free words; returns how many."""
-        words = 0
-        for start in order:
-            size = ends[start] - begins[start]
-            if not covered[start] and size <= budget:
-                covered[start] = 1
-                positions.extend(range(begins[start], ends[start]))
-                words += 1
-                budget -= size
-                if not budget:
+    def _replace(self, tokens, lengths, segment_ids, chosen, words, rng, stats) -> MaskedBatch:
+        rows, positions = np.nonzero(chosen)  # row-major: positions ascend within a row
+        originals = tokens[rows, positions]
+        draw = rng.random(len(rows))
+        replacement = np.where(draw < 0.8, MASK_ID, originals)
+        random_pick = draw >= 0.9
+        replacement[random_pick] = self.ordinary_ids[
+            rng.integers(len(self.ordinary_ids), size=int(random_pick.sum()))]
+        masked = tokens.copy()
+        masked[rows, positions] = replacement
+        counts = np.bincount(rows, minlength=len(tokens))
+        slots = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        width = self.options.max_predictions_per_seq
+        position_matrix = np.zeros((len(tokens), width), np.int64)
+        original_matrix = np.zeros((len(tokens), width), np.int64)
+        position_matrix[rows, slots] = positions
+        original_matrix[rows, slots] = originals
+        stats.masked_tokens += len(rows)
+        stats.replaced_by_mask += int((draw < 0.8).sum())
+        stats.kept_original += int(((draw >= 0.8) & (draw < 0.9)).sum())
+        stats.replaced_by_random += int(random_pick.sum())
+        return MaskedBatch(masked, lengths, segment_ids, words.boundary, position_matrix,
+                           original_matrix, counts, words)
+
+
+def _fill_with_single_words(words: Words, order: np.ndarray, covered: np.ndarray,
+                            budget: np.ndarray) -> int:
+    """Spends what the spans left of a budget (rare) on free words in the start order;
+    returns how many words it used."""
+    used = 0
+    for row in np.nonzero(budget > 0)[0]:
+        left = int(budget[row])
+        for start in order[row, :words.count[row]]:
+            size = int(words.ends[row, start] - words.begins[row, start])
+            if not covered[row, start] and size <= left:
+                covered[row, start] = True
+                left -= size
+                used += 1
+                if not left:
                     break
-        return words
-
-    def _replace(self, tokens, positions, rng, stats) -> MaskedTokens:
-        masked = list(tokens)
-        ordinary, draw = self.ordinary_ids, rng.random
-        kept = randomized = 0
-        for position in positions:
-            value = draw()
-            if value < 0.8:
-                masked[position] = MASK_ID
-            elif value < 0.9:
-                kept += 1
-            else:
-                masked[position] = ordinary[int(draw() * len(ordinary))]
-                randomized += 1
-        stats.replaced_by_mask += len(positions) - kept - randomized
-        stats.kept_original += kept
-        stats.replaced_by_random += randomized
-        stats.masked_tokens += len(positions)
-        return MaskedTokens(masked, positions, list(gather(tokens, positions)))
-
+        budget[row] = left
+    return used

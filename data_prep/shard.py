@@ -1,8 +1,8 @@
 """One part of the corpus -> one shard of serialized examples: the per-document recipe in order.
 
 `ShardBuilder.build(part)` reads the part's documents, tokenizes them, makes `dupe_factor`
-passes of segment pairs (`instances`) and masks (`masking`) with one random generator seeded
-from (random_seed, shard index), encodes the examples and shuffles them. The result depends on
+passes of segment pairs (`instances`), masks (`masking`) and encodes them in batches, and
+shuffles the examples; its random generators are seeded from (random_seed, shard index). The result depends on
 nothing but the part, the options and the tokenizer, so the multiprocessing pipeline and the
 Beam pipeline, with any number of workers, write the same bytes.
 """
@@ -14,8 +14,10 @@ import gc
 import hashlib
 import random
 
+import numpy as np
+
 from data_prep.corpus import Part, read_documents
-from data_prep.example_encoding import ExampleEncoder, gather
+from data_prep.example_encoding import ExampleEncoder
 from data_prep.instances import SegmentPair, document_pairs
 from data_prep.masking import TokenMasker
 from data_prep.options import DataPrepOptions
@@ -23,6 +25,7 @@ from data_prep.statistics import ExampleStatistics, ShardStatistics
 from data_prep.tokenizer import Tokenizer
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
+_MASK_BATCH = 2048  # examples masked and encoded together
 
 
 def shard_seed(random_seed: int, shard_index: int) -> int:
@@ -38,8 +41,7 @@ class ShardBuilder:
         self.options = options
         self.tokenizer = tokenizer
         self.masker = TokenMasker(options, tokenizer.vocabulary)
-        self.encoder = ExampleEncoder(tokenizer.vocab_size, options.max_seq_length,
-                                      options.max_predictions_per_seq)
+        self.encoder = ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq)
 
     def tokenized_documents(self, part: Part, stats: ShardStatistics) -> list[list[list[int]]]:
         """The part's documents as lists of sentences of piece ids (empty ones dropped)."""
@@ -63,30 +65,40 @@ class ShardBuilder:
         """Serialized examples of `part`, shuffled, and the statistics of making them."""
         stats = ShardStatistics()
         documents = self.tokenized_documents(part, stats)
-        rng = random.Random(shard_seed(self.options.random_seed, part.index))
-        records = []
+        seed = shard_seed(self.options.random_seed, part.index)
+        rng = random.Random(seed)  # segments and the final shuffle
+        masking_rng = np.random.default_rng([seed, 1])  # masking, a batch at a time
+        records: list[bytes] = []
+        pairs: list[SegmentPair] = []
         with _collector_paused():
             for _ in range(self.options.dupe_factor):
                 for index in range(len(documents)):
-                    for pair in document_pairs(documents, index, self.options, rng,
-                                               stats.examples):
-                        records.append(self.encode_pair(pair, rng, stats.examples))
+                    pairs.extend(document_pairs(documents, index, self.options, rng,
+                                                stats.examples))
+                    if len(pairs) >= _MASK_BATCH:
+                        records.extend(self.encode_pairs(pairs, masking_rng, stats.examples))
+                        pairs = []
+            if pairs:
+                records.extend(self.encode_pairs(pairs, masking_rng, stats.examples))
         rng.shuffle(records)
         return records, stats
 
-    def encode_pair(self, pair: SegmentPair, rng: random.Random,
-                    stats: ExampleStatistics) -> bytes:
-        """Masks one segment pair and serializes it."""
-        tokens = pair.tokens()
-        boundary = bytes(gather(self.tokenizer.vocabulary.word_start, tokens))
-        masked = self.masker.mask(tokens, len(pair.first) + 1, rng, stats, boundary)
-        stats.examples += 1
-        stats.tokens += len(tokens)
-        stats.full_length_examples += len(tokens) == self.options.max_seq_length
-        stats.short_target_examples += pair.short_target
-        stats.count_label(pair.label)
-        return self.encoder.encode(masked.tokens, pair.segment_ids(), boundary,
-                                   masked.positions, masked.original_ids, pair.label)
+    def encode_pairs(self, pairs: list[SegmentPair], rng: np.random.Generator,
+                     stats: ExampleStatistics) -> list[bytes]:
+        """Masks a batch of segment pairs and serializes them, in order."""
+        masked = self.masker.mask([(pair.tokens(), len(pair.first) + 1) for pair in pairs],
+                                  rng, stats)
+        labels = np.fromiter((pair.label for pair in pairs), np.uint8, len(pairs))
+        stats.examples += len(pairs)
+        stats.tokens += int(masked.lengths.sum())
+        stats.full_length_examples += int((masked.lengths == self.options.max_seq_length).sum())
+        stats.short_target_examples += sum(pair.short_target for pair in pairs)
+        for label, count in enumerate(np.bincount(labels).tolist()):
+            if count:
+                stats.count_label(label, count)
+        return self.encoder.encode_batch(masked.input_ids, masked.lengths, masked.segment_ids,
+                                         masked.token_boundary, masked.positions,
+                                         masked.original_ids, masked.num_predictions, labels)
 
 
 @contextlib.contextmanager

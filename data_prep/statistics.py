@@ -66,8 +66,8 @@ class ExampleStatistics:
             counts.extend([0] * (ngram + 1 - len(counts)))
         return self.span_lengths, self.unconstrained_span_lengths
 
-    def count_label(self, label: int) -> None:
-        self.label_counts[label] = self.label_counts.get(label, 0) + 1
+    def count_label(self, label: int, times: int = 1) -> None:
+        self.label_counts[label] = self.label_counts.get(label, 0) + times
 
     def merge(self, other: "ExampleStatistics") -> None:
         for field in dataclasses.fields(self):

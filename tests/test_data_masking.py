@@ -6,6 +6,7 @@ compared with the recipe's probabilities by chi-square tests at the 0.1% level.
 
 import random
 
+import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
@@ -28,13 +29,29 @@ def random_sequence(rng, max_seq_length=128):
     return tokens, first + 1
 
 
-def mask_many(options, count, seed=0):
+class Masked:
+    """One masked example taken out of a batch: lists, as the checks want them."""
+
+    def __init__(self, batch, row):
+        count = batch.num_predictions[row]
+        self.tokens = batch.input_ids[row, :batch.lengths[row]].tolist()
+        self.positions = batch.positions[row, :count].tolist()
+        self.original_ids = batch.original_ids[row, :count].tolist()
+        words = batch.words
+        self.words = list(zip(words.begins[row, :words.count[row]].tolist(),
+                              words.ends[row, :words.count[row]].tolist()))
+
+
+def mask_many(options, count, seed=0, batch_size=2048):
     masker = TokenMasker(options, VOCAB)
-    rng, stats = random.Random(seed), ExampleStatistics()
+    rng, generator, stats = random.Random(seed), np.random.default_rng(seed), ExampleStatistics()
     results = []
-    for _ in range(count):
-        tokens, separator = random_sequence(rng, options.max_seq_length)
-        results.append((tokens, separator, masker.mask(tokens, separator, rng, stats)))
+    for start in range(0, count, batch_size):
+        examples = [random_sequence(rng, options.max_seq_length)
+                    for _ in range(min(batch_size, count - start))]
+        batch = masker.mask(examples, generator, stats)
+        results.extend((tokens, separator, Masked(batch, row))
+                       for row, (tokens, separator) in enumerate(examples))
     return masker, stats, results
 
 
@@ -50,17 +67,19 @@ def test_span_length_probabilities_are_the_papers():
 
 def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked):
     masker, _, results = masked
-    assert masker.budget(128) == 19  # round(128 * 0.15) = 19, the reference's number
-    assert masker.budget(10) == 2 and masker.budget(3) == 1
+    assert masker.budget([128, 10, 3]).tolist() == [19, 2, 1]  # 128 * 0.15 -> 19
+    lengths = list(range(1, 600))
+    assert masker.budget(lengths).tolist() == [  # the original's Python formula
+        min(20, max(1, int(round(length * 0.15)))) for length in lengths]
     short = 0
-    for tokens, separator, result in results:
-        budget = masker.budget(len(tokens))
+    for tokens, _, result in results:
+        budget = int(masker.budget([len(tokens)])[0])
         assert len(result.positions) <= budget
         if len(result.positions) < budget:
             short += 1
             left = budget - len(result.positions)
             chosen = set(result.positions)
-            for begin, end in zip(*masker.words(tokens, separator)):
+            for begin, end in result.words:
                 assert begin in chosen or end - begin > left
     assert short < 0.01 * len(results)
 
@@ -68,7 +87,7 @@ def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked):
 def test_masked_fraction_matches_the_budget(masked):
     masker, stats, results = masked
     tokens = sum(len(t) for t, _, _ in results)
-    implied = sum(masker.budget(len(t)) for t, _, _ in results) / tokens
+    implied = int(masker.budget([len(t) for t, _, _ in results]).sum()) / tokens
     assert abs(stats.masked_tokens / tokens - implied) < 0.005
     assert abs(stats.masked_tokens / tokens - 0.15) < 0.01
 
@@ -119,32 +138,32 @@ def test_never_masks_cls_or_sep_and_no_span_crosses_sep(masked):
 
 def test_whole_word_masking_masks_whole_words(masked):
     masker, _, results = masked
-    for tokens, separator, result in results[:2000]:
-        begins, ends = masker.words(tokens, separator)
+    for tokens, _, result in results[:2000]:
         chosen = set(result.positions)
-        for begin, end in zip(begins, ends):
+        for begin, end in result.words:
             word = set(range(begin, end))
             # A word is masked entirely or not at all, except when the budget cut it short.
             if word & chosen and not word <= chosen:
-                assert len(chosen) == masker.budget(len(tokens))
+                assert len(chosen) == int(masker.budget([len(tokens)])[0])
+
+
+def words_of(options, tokens, separator):
+    masker = TokenMasker(options, VOCAB)
+    batch = masker.mask([(tokens, separator)], np.random.default_rng(0), ExampleStatistics())
+    return Masked(batch, 0).words
 
 
 def test_words_split_at_segment_starts_and_stop_at_separators():
-    options = DataPrepOptions(max_seq_length=16)
-    masker = TokenMasker(options, VOCAB)
     continuation = next(i for i in range(5, VOCAB.size) if not VOCAB.word_start[i])
     start = next(i for i in range(5, VOCAB.size) if VOCAB.word_start[i])
     tokens = [CLS_ID, continuation, continuation, SEP_ID, continuation, start, continuation,
               SEP_ID]
-    begins, ends = masker.words(tokens, 3)
-    assert list(zip(begins, ends)) == [(1, 3), (4, 5), (5, 7)]
+    assert words_of(DataPrepOptions(max_seq_length=16), tokens, 3) == [(1, 3), (4, 5), (5, 7)]
 
 
 def test_without_whole_word_masking_every_piece_is_a_word():
     options = DataPrepOptions(max_seq_length=16, whole_word_mask=False)
-    masker = TokenMasker(options, VOCAB)
-    tokens = [CLS_ID, 7, 8, SEP_ID, 9, SEP_ID]
-    assert masker.words(tokens, 3) == ([1, 2, 4], [2, 3, 5])
+    assert words_of(options, [CLS_ID, 7, 8, SEP_ID, 9, SEP_ID], 3) == [(1, 2), (2, 3), (4, 5)]
 
 
 def test_masking_is_a_function_of_the_generator_state():

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from albert_tf.data.features import FEATURE_NAMES
 from albert_tf.data.pretraining import PretrainingDataConfig, decode_record, pretraining_dataset
-from data_prep.example_encoding import ExampleEncoder, varint
+from data_prep.example_encoding import ExampleEncoder, varint, varint_rows
 from data_prep.options import DataPrepError
 from data_prep.tfrecord import read_records, write_records
 
@@ -52,6 +52,24 @@ def original_style_example(ids, segments, boundary, positions, originals, label)
     return tf.train.Example(features=tf.train.Features(feature=features))
 
 
+def encode(examples):
+    """Our bytes for a list of `random_example`s, through the batch encoder."""
+    batch = len(examples)
+    arrays = {name: np.zeros((batch, SEQ), np.int64) for name in ("ids", "segments", "bounds")}
+    positions, originals = np.zeros((batch, PREDICTIONS), np.int64), \
+        np.zeros((batch, PREDICTIONS), np.int64)
+    lengths, counts, labels = (np.zeros(batch, np.int64) for _ in range(3))
+    for row, (ids, segments, boundary, where, what, label) in enumerate(examples):
+        arrays["ids"][row, :len(ids)] = ids
+        arrays["segments"][row, :len(ids)] = list(segments)
+        arrays["bounds"][row, :len(ids)] = list(boundary)
+        positions[row, :len(where)], originals[row, :len(what)] = where, what
+        lengths[row], counts[row], labels[row] = len(ids), len(where), label
+    return ExampleEncoder(SEQ, PREDICTIONS).encode_batch(
+        arrays["ids"], lengths, arrays["segments"], arrays["bounds"], positions, originals,
+        counts, labels)
+
+
 @pytest.fixture(scope="module")
 def examples():
     rng = random.Random(0)
@@ -59,25 +77,30 @@ def examples():
 
 
 def test_varint_matches_protobuf():
-    for value in (0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**35 + 5):
+    values = [0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**35 + 5]
+    for value in values:
         message = tf.train.Int64List(value=[value]).SerializeToString()
         assert message == b"\x0a" + varint(len(varint(value))) + varint(value)
+    rng = np.random.default_rng(0)
+    matrix = rng.integers(0, 2**40, size=(7, 9)) >> rng.integers(0, 40, size=(7, 9))
+    data, offsets = varint_rows(matrix)
+    for row, values in enumerate(matrix.tolist()):
+        packed = tf.train.Int64List(value=values).SerializeToString()
+        assert packed[2 if len(packed) < 130 else 3:] == data[offsets[row]:offsets[row + 1]]
 
 
 def test_encoded_bytes_are_the_original_examples(examples):
-    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
-    for example in examples:
-        ours = tf.train.Example.FromString(encoder.encode(*example))
+    for serialized, example in zip(encode(examples), examples):
+        ours = tf.train.Example.FromString(serialized)
         assert ours == original_style_example(*example)
     # Features are written in the spec's order (protobuf maps do not keep it on parsing).
-    serialized = encoder.encode(*examples[0])
+    serialized = encode(examples[:1])[0]
     offsets = [serialized.index(name.encode()) for name in FEATURE_NAMES]
     assert offsets == sorted(offsets)
 
 
 def test_original_records_and_ours_decode_the_same_through_the_pipeline(examples, tmp_path):
-    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
-    ours = [encoder.encode(*example) for example in examples]
+    ours = encode(examples)
     theirs = [original_style_example(*example).SerializeToString() for example in examples]
     for mine, original, example in zip(ours, theirs, examples):
         decoded = decode_record(tf.constant(mine), SEQ, PREDICTIONS)
@@ -96,9 +119,8 @@ def test_original_records_and_ours_decode_the_same_through_the_pipeline(examples
 
 
 def test_round_trip_through_the_training_input_pipeline(examples, tmp_path):
-    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
     path = str(tmp_path / "shard.tfrecord")
-    count, checksum = write_records(path, [encoder.encode(*example) for example in examples])
+    count, checksum = write_records(path, encode(examples))
     assert count == len(examples) and checksum.startswith("sha256:")
     config = PretrainingDataConfig([path], SEQ, PREDICTIONS, global_batch_size=8,
                                    is_training=False)
@@ -113,9 +135,8 @@ def test_round_trip_through_the_training_input_pipeline(examples, tmp_path):
 
 
 def test_training_pipeline_batches_statically_and_splits_between_replicas(examples, tmp_path):
-    encoder = ExampleEncoder(VOCAB, SEQ, PREDICTIONS)
     path = str(tmp_path / "shard.tfrecord")
-    write_records(path, [encoder.encode(*example) for example in examples])
+    write_records(path, encode(examples))
     config = PretrainingDataConfig([path], SEQ, PREDICTIONS, global_batch_size=4, seed=1)
     seen = []
     for pipeline in range(2):
