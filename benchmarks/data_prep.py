@@ -141,8 +141,8 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
         for pair in document_pairs(tokenized, index, options, rng, stats)])
     batches = [pairs[start:start + 2048] for start in range(0, len(pairs), 2048)]
     masked = timed("masking", lambda: [
-        builder.masker.mask([(pair.tokens(), len(pair.first) + 1) for pair in batch],
-                            generator, stats) for batch in batches])
+        builder.masker.mask([(pair.first, pair.second) for pair in batch], generator, stats)
+        for batch in batches])
     timed("encoding", lambda: [
         builder.encoder.encode_batch(m.input_ids, m.lengths, m.segment_ids, m.token_boundary,
                                      m.positions, m.original_ids, m.num_predictions,

@@ -32,7 +32,7 @@ import numpy as np
 
 from data_prep.options import DataPrepOptions
 from data_prep.statistics import ExampleStatistics
-from data_prep.tokenizer import MASK_ID, Vocabulary
+from data_prep.tokenizer import CLS_ID, MASK_ID, SEP_ID, Vocabulary
 
 
 def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:
@@ -96,10 +96,10 @@ class TokenMasker:
         wanted = np.round(np.asarray(lengths) * options.masked_lm_prob).astype(np.int64)
         return np.minimum(options.max_predictions_per_seq, np.maximum(1, wanted))
 
-    def mask(self, examples: Sequence[tuple[Sequence[int], int]], rng: np.random.Generator,
-             stats: ExampleStatistics) -> MaskedBatch:
-        """Masks (tokens, position of the first [SEP]) pairs; counts into `stats`."""
-        tokens, lengths, separators = self._token_matrix(examples)
+    def mask(self, segments: Sequence[tuple[Sequence[int], Sequence[int]]],
+             rng: np.random.Generator, stats: ExampleStatistics) -> MaskedBatch:
+        """Masks `[CLS] A [SEP] B [SEP]` for each (A, B) of `segments`; counts into `stats`."""
+        tokens, lengths, separators = self._token_matrix(segments)
         words = self.words(tokens, lengths, separators)
         covered = self._choose_words(words, self.budget(lengths), rng, stats)
         chosen = np.take_along_axis(covered, np.maximum(words.token_word, 0), axis=1)
@@ -109,16 +109,23 @@ class TokenMasker:
         return self._replace(tokens, lengths, segment_ids.astype(np.uint8), chosen, words,
                              rng, stats)
 
-    def _token_matrix(self, examples):
-        lengths = np.fromiter((len(tokens) for tokens, _ in examples), np.int64, len(examples))
-        separators = np.fromiter((separator for _, separator in examples), np.int64,
-                                 len(examples))
-        flat = np.fromiter(itertools.chain.from_iterable(tokens for tokens, _ in examples),
-                           np.int64, int(lengths.sum()))
-        rows = np.repeat(np.arange(len(examples)), lengths)
-        columns = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        tokens = np.zeros((len(examples), self.options.max_seq_length), np.int64)
-        tokens[rows, columns] = flat
+    def _token_matrix(self, segments):
+        """(batch, max_seq_length) ids of `[CLS] A [SEP] B [SEP]`, lengths, first [SEP]."""
+        first = np.fromiter((len(a) for a, _ in segments), np.int64, len(segments))
+        second = np.fromiter((len(b) for _, b in segments), np.int64, len(segments))
+        lengths, separators = first + second + 3, first + 1
+        tokens = np.zeros((len(segments), self.options.max_seq_length), np.int64)
+        rows = np.arange(len(segments))
+        tokens[rows, 0] = CLS_ID
+        tokens[rows, separators] = SEP_ID
+        tokens[rows, lengths - 1] = SEP_ID
+        # Segment A starts at column 1, segment B after the first [SEP].
+        for index, sizes, columns in ((0, first, np.ones_like(first)),
+                                      (1, second, separators + 1)):
+            values = np.fromiter(itertools.chain.from_iterable(pair[index] for pair in segments),
+                                 np.int64, int(sizes.sum()))
+            within = np.arange(len(values)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            tokens[np.repeat(rows, sizes), within + np.repeat(columns, sizes)] = values
         return tokens, lengths, separators
 
     def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray) -> Words:
@@ -163,9 +170,11 @@ class TokenMasker:
         batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
         begins, ends, last_of_segment = words.begins, words.ends, words.last_of_segment
-        keys = rng.random((batch, padded))
-        keys[np.arange(padded)[None, :] >= words.count[:, None]] = 2.0  # padding sorts last
-        order = np.argsort(keys, axis=1, kind="stable")
+        # A random order of each row's words: shuffle every row, then keep the real words
+        # (in their shuffled order), rows laid end to end from offset `first_start[b]`.
+        shuffled = rng.permuted(np.broadcast_to(np.arange(padded), (batch, padded)), axis=1)
+        order = shuffled[shuffled < words.count[:, None]]
+        first_start = np.cumsum(words.count) - words.count
         # Span lengths in the order they are needed: each placed span takes the next one.
         pending = np.searchsorted(self.cumulative, rng.random(
             (batch, self.options.max_predictions_per_seq + 1)), side="right") + 1
@@ -176,37 +185,44 @@ class TokenMasker:
             ends[:, ngram - 1:] - begins[:, :padded - ngram + 1], 0)
         everything = ends[np.arange(batch), np.maximum(words.count - 1, 0)] - begins[:, 0]
         longest = np.where(words.count < ngram, everything, windows.max(axis=1))
-        covered = np.zeros((batch, padded), bool)
+        # The loop indexes flattened arrays (row * width + column): one gather per lookup.
+        pending_width = pending.shape[1]
+        pending, begins, ends = pending.ravel(), begins.ravel(), ends.ravel()
+        last_of_segment = last_of_segment.ravel()
+        covered = np.zeros(batch * padded, bool)
         drawn = np.zeros(batch, np.int64)
         budget = budget.copy()
+        placed_spans, placed_unconstrained = [], []
         for step in range(padded - ngram):
             rows = np.nonzero((budget > 0) & (step < words.count))[0]
             if not len(rows):
                 break
-            start = order[rows, step]
-            length = pending[rows, drawn[rows]]
-            fits = start + length - 1 <= last_of_segment[rows, start]
+            start = order[first_start[rows] + step]
+            length = pending[rows * pending_width + drawn[rows]]
+            at = rows * padded + start
+            fits = start + length - 1 <= last_of_segment[at]
             for offset in range(ngram):
-                fits &= ~(covered[rows, start + offset] & (offset < length))
+                fits &= ~(covered[at + offset] & (offset < length))
             # The longest length up to the drawn one whose pieces fit the budget.
-            begin = begins[rows, start]
+            begin, left = begins[at], budget[rows]
             placed = np.zeros(len(rows), np.int64)
             for size in range(ngram, 0, -1):
-                room = (size <= length) & (ends[rows, start + size - 1] - begin <= budget[rows])
+                room = (size <= length) & (ends[at + size - 1] - begin <= left)
                 placed = np.where((placed == 0) & room, size, placed)
             take = fits & (placed > 0)
-            rows, start, placed, begin = rows[take], start[take], placed[take], begin[take]
+            rows, at, placed, begin = rows[take], at[take], placed[take], begin[take]
             for offset in range(ngram):
-                inside = offset < placed
-                covered[rows[inside], start[inside] + offset] = True
-            spans_now = np.bincount(placed, minlength=ngram + 1)
-            free_now = np.bincount(placed[budget[rows] >= longest[rows]], minlength=ngram + 1)
-            for size in range(1, ngram + 1):
-                spans[size] += int(spans_now[size])
-                unconstrained[size] += int(free_now[size])
-            budget[rows] -= ends[rows, start + placed - 1] - begin
+                covered[at[offset < placed] + offset] = True
+            placed_spans.append(placed)
+            placed_unconstrained.append(placed[budget[rows] >= longest[rows]])
+            budget[rows] -= ends[at + placed - 1] - begin
             drawn[rows] += 1
-        spans[1] += _fill_with_single_words(words, order, covered, budget)
+        for counts, placed in ((spans, placed_spans), (unconstrained, placed_unconstrained)):
+            for size, count in enumerate(np.bincount(np.concatenate(placed or [[]]).astype(
+                    np.int64), minlength=ngram + 1).tolist()):
+                counts[size] += count
+        covered = covered.reshape(batch, padded)
+        spans[1] += _fill_with_single_words(words, order, first_start, covered, budget)
         return covered
 
     def _replace(self, tokens, lengths, segment_ids, chosen, words, rng, stats) -> MaskedBatch:
@@ -234,14 +250,14 @@ class TokenMasker:
                            original_matrix, counts, words)
 
 
-def _fill_with_single_words(words: Words, order: np.ndarray, covered: np.ndarray,
-                            budget: np.ndarray) -> int:
+def _fill_with_single_words(words: Words, order: np.ndarray, first_start: np.ndarray,
+                            covered: np.ndarray, budget: np.ndarray) -> int:
     """Spends what the spans left of a budget (rare) on free words in the start order;
     returns how many words it used."""
     used = 0
     for row in np.nonzero(budget > 0)[0]:
         left = int(budget[row])
-        for start in order[row, :words.count[row]]:
+        for start in order[first_start[row]:first_start[row] + words.count[row]]:
             size = int(words.ends[row, start] - words.begins[row, start])
             if not covered[row, start] and size <= left:
                 covered[row, start] = True

@@ -86,8 +86,7 @@ class ShardBuilder:
     def encode_pairs(self, pairs: list[SegmentPair], rng: np.random.Generator,
                      stats: ExampleStatistics) -> list[bytes]:
         """Masks a batch of segment pairs and serializes them, in order."""
-        masked = self.masker.mask([(pair.tokens(), len(pair.first) + 1) for pair in pairs],
-                                  rng, stats)
+        masked = self.masker.mask([(pair.first, pair.second) for pair in pairs], rng, stats)
         labels = np.fromiter((pair.label for pair in pairs), np.uint8, len(pairs))
         stats.examples += len(pairs)
         stats.tokens += int(masked.lengths.sum())

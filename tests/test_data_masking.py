@@ -20,13 +20,17 @@ VOCAB = vocabulary(400, word_start_every=2)
 SIGNIFICANCE = 0.001
 
 
-def random_sequence(rng, max_seq_length=128):
-    """`[CLS] A [SEP] B [SEP]` of random length with random ordinary pieces."""
+def random_segments(rng, max_seq_length=128):
+    """Segments A and B of random lengths (together 8 to max - 3) of random ordinary pieces."""
     total = rng.randint(8, max_seq_length - 3)
     first = rng.randint(1, total - 1)
     pieces = [rng.randrange(5, VOCAB.size) for _ in range(total)]
-    tokens = [CLS_ID, *pieces[:first], SEP_ID, *pieces[first:], SEP_ID]
-    return tokens, first + 1
+    return pieces[:first], pieces[first:]
+
+
+def layout(first, second):
+    """`[CLS] A [SEP] B [SEP]` and the position of the first [SEP]."""
+    return [CLS_ID, *first, SEP_ID, *second, SEP_ID], len(first) + 1
 
 
 class Masked:
@@ -47,11 +51,10 @@ def mask_many(options, count, seed=0, batch_size=2048):
     rng, generator, stats = random.Random(seed), np.random.default_rng(seed), ExampleStatistics()
     results = []
     for start in range(0, count, batch_size):
-        examples = [random_sequence(rng, options.max_seq_length)
+        segments = [random_segments(rng, options.max_seq_length)
                     for _ in range(min(batch_size, count - start))]
-        batch = masker.mask(examples, generator, stats)
-        results.extend((tokens, separator, Masked(batch, row))
-                       for row, (tokens, separator) in enumerate(examples))
+        batch = masker.mask(segments, generator, stats)
+        results.extend((*layout(*pair), Masked(batch, row)) for row, pair in enumerate(segments))
     return masker, stats, results
 
 
@@ -147,23 +150,28 @@ def test_whole_word_masking_masks_whole_words(masked):
                 assert len(chosen) == int(masker.budget([len(tokens)])[0])
 
 
-def words_of(options, tokens, separator):
+def words_of(options, first, second):
     masker = TokenMasker(options, VOCAB)
-    batch = masker.mask([(tokens, separator)], np.random.default_rng(0), ExampleStatistics())
-    return Masked(batch, 0).words
+    batch = masker.mask([(first, second)], np.random.default_rng(0), ExampleStatistics())
+    result = Masked(batch, 0)
+    restored = list(result.tokens)
+    for position, original in zip(result.positions, result.original_ids):
+        restored[position] = original
+    assert restored == layout(first, second)[0]
+    return result.words
 
 
 def test_words_split_at_segment_starts_and_stop_at_separators():
     continuation = next(i for i in range(5, VOCAB.size) if not VOCAB.word_start[i])
     start = next(i for i in range(5, VOCAB.size) if VOCAB.word_start[i])
-    tokens = [CLS_ID, continuation, continuation, SEP_ID, continuation, start, continuation,
-              SEP_ID]
-    assert words_of(DataPrepOptions(max_seq_length=16), tokens, 3) == [(1, 3), (4, 5), (5, 7)]
+    words = words_of(DataPrepOptions(max_seq_length=16), [continuation, continuation],
+                     [continuation, start, continuation])
+    assert words == [(1, 3), (4, 5), (5, 7)]
 
 
 def test_without_whole_word_masking_every_piece_is_a_word():
     options = DataPrepOptions(max_seq_length=16, whole_word_mask=False)
-    assert words_of(options, [CLS_ID, 7, 8, SEP_ID, 9, SEP_ID], 3) == [(1, 2), (2, 3), (4, 5)]
+    assert words_of(options, [7, 8], [9]) == [(1, 2), (2, 3), (4, 5)]
 
 
 def test_masking_is_a_function_of_the_generator_state():
