@@ -29,7 +29,6 @@ import random
 
 from data_prep.options import DataPrepOptions
 from data_prep.statistics import ExampleStatistics
-from data_prep.tokenizer import CLS_ID, SEP_ID
 
 Document = list[list[int]]  # sentences of piece ids
 
@@ -43,13 +42,9 @@ class SegmentPair:
     label: int
     short_target: bool = False
 
-    def tokens(self) -> list[int]:
-        """`[CLS] A [SEP] B [SEP]`."""
-        return [CLS_ID, *self.first, SEP_ID, *self.second, SEP_ID]
-
-    def segment_ids(self) -> bytes:
-        """0 through the first `[SEP]`, 1 after it (one byte per token)."""
-        return b"\x00" * (len(self.first) + 2) + b"\x01" * (len(self.second) + 1)
+    def __len__(self) -> int:
+        """Tokens of `[CLS] A [SEP] B [SEP]`."""
+        return len(self.first) + len(self.second) + 3
 
 
 def document_pairs(documents: list[Document], index: int, options: DataPrepOptions,

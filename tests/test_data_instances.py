@@ -107,7 +107,7 @@ def test_every_pair_fits_and_about_short_seq_prob_aim_short():
     documents = unique_token_documents(30, seed=11, sentences=(300, 400), length=(5, 30))
     options = DataPrepOptions(max_seq_length=128, short_seq_prob=0.1)
     pairs, stats = all_pairs(documents, options, dupe=2)
-    lengths = [len(pair.tokens()) for _, pair in pairs]
+    lengths = [len(pair) for _, pair in pairs]
     assert max(lengths) <= 128 and min(len(pair.first) for _, pair in pairs) >= 1
     assert all(len(pair.second) >= 1 for _, pair in pairs)
     short_targets = sum(pair.short_target for _, pair in pairs)
