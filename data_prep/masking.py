@@ -170,21 +170,11 @@ class TokenMasker:
         batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
         begins, ends, last_of_segment = words.begins, words.ends, words.last_of_segment
-        # A random order of each row's words: shuffle every row, then keep the real words
-        # (in their shuffled order), rows laid end to end from offset `first_start[b]`.
-        shuffled = rng.permuted(np.broadcast_to(np.arange(padded), (batch, padded)), axis=1)
-        order = shuffled[shuffled < words.count[:, None]]
-        first_start = np.cumsum(words.count) - words.count
+        order, first_start = _random_word_orders(words.count, padded, rng)
         # Span lengths in the order they are needed: each placed span takes the next one.
         pending = np.searchsorted(self.cumulative, rng.random(
             (batch, self.options.max_predictions_per_seq + 1)), side="right") + 1
-        # While the budget could hold the longest possible span, no span is shortened, so
-        # spans placed then have exactly the drawn lengths; statistics count them apart.
-        windows = np.where(
-            np.arange(padded - ngram + 1)[None, :] + ngram - 1 < words.count[:, None],
-            ends[:, ngram - 1:] - begins[:, :padded - ngram + 1], 0)
-        everything = ends[np.arange(batch), np.maximum(words.count - 1, 0)] - begins[:, 0]
-        longest = np.where(words.count < ngram, everything, windows.max(axis=1))
+        longest = _longest_span_pieces(words, ngram)
         # The loop indexes flattened arrays (row * width + column): one gather per lookup.
         pending_width = pending.shape[1]
         pending, begins, ends = pending.ravel(), begins.ravel(), ends.ravel()
@@ -217,10 +207,8 @@ class TokenMasker:
             placed_unconstrained.append(placed[budget[rows] >= longest[rows]])
             budget[rows] -= ends[at + placed - 1] - begin
             drawn[rows] += 1
-        for counts, placed in ((spans, placed_spans), (unconstrained, placed_unconstrained)):
-            for size, count in enumerate(np.bincount(np.concatenate(placed or [[]]).astype(
-                    np.int64), minlength=ngram + 1).tolist()):
-                counts[size] += count
+        _count_spans(spans, placed_spans)
+        _count_spans(unconstrained, placed_unconstrained)
         covered = covered.reshape(batch, padded)
         spans[1] += _fill_with_single_words(words, order, first_start, covered, budget)
         return covered
@@ -248,6 +236,38 @@ class TokenMasker:
         stats.replaced_by_random += int(random_pick.sum())
         return MaskedBatch(masked, lengths, segment_ids, words.boundary, position_matrix,
                            original_matrix, counts, words)
+
+
+def _random_word_orders(count: np.ndarray, padded: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A uniformly random order of each row's `count[b]` words, rows laid end to end; row b's
+    starts at `first_start[b]`. Every row of 0..padded-1 is shuffled, then only the real
+    words are kept, in their shuffled order."""
+    shuffled = rng.permuted(np.broadcast_to(np.arange(padded), (len(count), padded)), axis=1)
+    return shuffled[shuffled < count[:, None]], np.cumsum(count) - count
+
+
+def _longest_span_pieces(words: Words, ngram: int) -> np.ndarray:
+    """Pieces of each row's longest possible span (ngram consecutive words; all words if fewer).
+
+    While the budget could hold it, no span is shortened, so the spans placed then have
+    exactly their drawn lengths; the statistics count them apart to check p(n).
+    """
+    batch, padded = words.begins.shape
+    windows = np.where(
+        np.arange(padded - ngram + 1)[None, :] + ngram - 1 < words.count[:, None],
+        words.ends[:, ngram - 1:] - words.begins[:, :padded - ngram + 1], 0)
+    everything = (words.ends[np.arange(batch), np.maximum(words.count - 1, 0)]
+                  - words.begins[:, 0])
+    return np.where(words.count < ngram, everything, windows.max(axis=1))
+
+
+def _count_spans(counts: list[int], placed: list[np.ndarray]) -> None:
+    """Adds the spans of each length in `placed` (arrays of lengths) to `counts`."""
+    if placed:
+        lengths = np.bincount(np.concatenate(placed), minlength=len(counts))
+        for size, count in enumerate(lengths.tolist()):
+            counts[size] += count
 
 
 def _fill_with_single_words(words: Words, order: np.ndarray, first_start: np.ndarray,
