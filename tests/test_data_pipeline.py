@@ -164,10 +164,17 @@ def test_input_without_documents_is_a_clear_error(spm_model, tmp_path):
 
 @pytest.mark.slow
 def test_beam_direct_runner_writes_the_same_shards(reference, corpus, spm_model, tmp_path):
-    from data_prep.beam import build_with_beam
-    plan = pipeline.make_plan([str(corpus / "*.txt")], str(tmp_path), spm_model, OPTIONS, 5)
-    build_with_beam(plan)
-    assert folder_bytes(tmp_path) == reference[2]
+    from data_prep import beam
+    plan = pipeline.make_plan([str(corpus / "*.txt")], str(tmp_path / "api"), spm_model,
+                              OPTIONS, 5)
+    beam.build_with_beam(plan)
+    assert folder_bytes(tmp_path / "api") == reference[2]
+    # The command line: build flags, then the pipeline's after "--".
+    assert beam.main(["--input", str(corpus / "*.txt"), "--spm_model", spm_model,
+                      "--output_dir", str(tmp_path / "cli"), "--num_shards", "5",
+                      "--max_seq_length", "64", "--dupe_factor", "2",
+                      "--max_predictions_per_seq", "10", "--", "--runner=DirectRunner"]) == 0
+    assert folder_bytes(tmp_path / "cli") == reference[2]
 
 
 def test_cli_train_build_inspect(corpus, tmp_path, capsys):
