@@ -114,7 +114,7 @@ class TokenMasker:
         first = np.fromiter((len(a) for a, _ in segments), np.int64, len(segments))
         second = np.fromiter((len(b) for _, b in segments), np.int64, len(segments))
         lengths, separators = first + second + 3, first + 1
-        tokens = np.zeros((len(segments), self.options.max_seq_length), np.int64)
+        tokens = np.zeros((len(segments), self.options.max_seq_length), np.int32)
         rows = np.arange(len(segments))
         tokens[rows, 0] = CLS_ID
         tokens[rows, separators] = SEP_ID
@@ -123,7 +123,7 @@ class TokenMasker:
         for index, sizes, columns in ((0, first, np.ones_like(first)),
                                       (1, second, separators + 1)):
             values = np.fromiter(itertools.chain.from_iterable(pair[index] for pair in segments),
-                                 np.int64, int(sizes.sum()))
+                                 np.int32, int(sizes.sum()))
             within = np.arange(len(values)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
             tokens[np.repeat(rows, sizes), within + np.repeat(columns, sizes)] = values
         return tokens, lengths, separators
