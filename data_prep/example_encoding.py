@@ -42,7 +42,7 @@ def varint(value: int) -> bytes:
 
 def _field(number: int, payload: bytes) -> bytes:
     """A length-delimited field: tag, length, payload."""
-    return varint(number << 3 | _LENGTH_DELIMITED) + varint(len(payload)) + payload
+    return _tag(number) + varint(len(payload)) + payload
 
 
 def varint_rows(matrix: np.ndarray) -> tuple[bytes, list[int]]:

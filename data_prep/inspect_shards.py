@@ -89,7 +89,7 @@ def inspect_shard(shard: str, count: int, spm_model: str | None = None,
     if not (max_seq_length and max_predictions and spm_model):
         raise ValueError(f"{shard}: no manifest.json or build.json beside it; pass "
                          "--spm_model, --max_seq_length and --max_predictions_per_seq")
-    tokenizer = Tokenizer(spm_model, options.get("lower_case", True))
+    tokenizer = Tokenizer(spm_model)
     stats = RecordStatistics()
     lines = []
     for index, example in enumerate(read_examples(shard, max_seq_length, max_predictions)):

@@ -43,7 +43,7 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
     if num_shards < 0:
         raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
     spm_model = spm_model if files.is_remote(spm_model) else os.path.abspath(spm_model)
-    tokenizer = Tokenizer(spm_model, options.lower_case)
+    tokenizer = Tokenizer(spm_model)
     _planned_tokenizers[tokenizer.checksum] = tokenizer  # an in-process build reuses it
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
@@ -97,7 +97,7 @@ def _run(plan, todo, num_workers):
 def shard_builder_for(plan: manifest_files.BuildPlan,
                       tokenizer: Tokenizer | None = None) -> ShardBuilder:
     """The builder a worker uses for `plan`, with the tokenizer the plan was made with."""
-    tokenizer = tokenizer or Tokenizer(plan.tokenizer_path, plan.options.lower_case)
+    tokenizer = tokenizer or Tokenizer(plan.tokenizer_path)
     if tokenizer.checksum != plan.tokenizer_checksum:
         raise DataPrepError(f"{plan.tokenizer_path} changed since the build was planned")
     return ShardBuilder(plan.options, tokenizer)

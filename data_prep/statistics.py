@@ -6,7 +6,6 @@ recomputes the example statistics from a shard's records.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 from typing import Callable, Union
 
@@ -115,7 +114,7 @@ class ShardStatistics:
     def to_dict(self) -> dict:
         return {"examples": dataclasses.asdict(self.examples),
                 "summary": self.examples.summary(),
-                "input_problems": dict(collections.OrderedDict(sorted(self.inputs.counts.items()))),
+                "input_problems": dict(sorted(self.inputs.counts.items())),
                 "input_messages": list(self.inputs.messages)}
 
     @classmethod

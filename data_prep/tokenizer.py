@@ -48,13 +48,12 @@ class Tokenizer:
     """A loaded SentencePiece model checked for the ALBERT layout.
 
     Args:
-        model_path: the `.model` file.
-        lower_case: recorded for callers that normalize text before `encode`.
+        model_path: the `.model` file. Text given to `encode` must already be normalized
+            (`data_prep.normalize`), as the corpus readers do.
     """
 
-    def __init__(self, model_path: str | os.PathLike, lower_case: bool = True):
+    def __init__(self, model_path: str | os.PathLike):
         self.model_path = os.fspath(model_path)
-        self.lower_case = lower_case
         try:
             proto = read_bytes(self.model_path)
         except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
