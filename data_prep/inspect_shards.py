@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from data_prep import files
 from data_prep.statistics import ExampleStatistics
 from data_prep.tokenizer import MASK_ID, Tokenizer
 
@@ -101,10 +102,10 @@ def inspect_shard(shard: str, count: int, spm_model: str | None = None,
 
 
 def _manifest_beside(shard: str) -> dict | None:
-    folder = os.path.dirname(os.path.abspath(shard))
+    """The manifest (or build plan) in the shard's folder, local or remote, if there is one."""
+    folder = os.path.dirname(shard if files.is_remote(shard) else os.path.abspath(shard))
     for name in ("manifest.json", "build.json"):
         path = os.path.join(folder, name)
-        if os.path.exists(path):
-            with open(path) as file:
-                return json.load(file)
+        if files.exists(path):
+            return json.loads(files.read_bytes(path))
     return None
