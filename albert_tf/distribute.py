@@ -1,0 +1,113 @@
+"""The `tf.distribute` strategy a run asks for by name, and facts about it the trainer needs.
+
+| name | strategy | where |
+|---|---|---|
+| `default` / `cpu` | the default strategy (one device: the GPU if there is one, else the CPU) | a laptop, one GPU |
+| `mirrored` | `MirroredStrategy` over `devices` (all local GPUs when empty) | one machine, many GPUs |
+| `multi_worker` | `MultiWorkerMirroredStrategy`, cluster from the `TF_CONFIG` environment variable | several machines |
+| `tpu` | `TPUStrategy` after connecting to `tpu` (a name or grpc:// address; empty: the local TPU VM) | Cloud TPU |
+
+Everything that creates variables (model, optimizer, metrics) must be built inside
+`strategy.scope()`; the global batch is split evenly over `strategy.num_replicas_in_sync`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Sequence
+
+import tensorflow as tf
+
+from albert_tf.config import ConfigError
+
+STRATEGIES = ("default", "cpu", "mirrored", "multi_worker", "tpu")
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributionConfig:
+    """Which devices a run uses.
+
+    Attributes:
+        strategy: one of `default`, `cpu`, `mirrored`, `multi_worker`, `tpu`.
+        devices: for `mirrored`, device names such as `/gpu:0` (empty: all local GPUs).
+        tpu: for `tpu`, the TPU name or `grpc://host:port` (empty: the local TPU VM).
+        all_reduce: for `mirrored`, `nccl` (GPUs), `hierarchical_copy` or `reduce_to_one`.
+    """
+
+    strategy: str = "default"
+    devices: Sequence[str] = ()
+    tpu: str = ""
+    all_reduce: str = ""
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"field 'distribution.strategy' must be one of "
+                              f"{', '.join(STRATEGIES)}, got '{self.strategy}'")
+        if self.all_reduce not in ("", "nccl", "hierarchical_copy", "reduce_to_one"):
+            raise ConfigError(f"field 'distribution.all_reduce' must be nccl, "
+                              f"hierarchical_copy or reduce_to_one, got '{self.all_reduce}'")
+
+
+def _cross_device_ops(name: str):
+    if name == "nccl":
+        return tf.distribute.NcclAllReduce()
+    if name == "hierarchical_copy":
+        return tf.distribute.HierarchicalCopyAllReduce()
+    if name == "reduce_to_one":
+        return tf.distribute.ReductionToOneDevice()
+    return None
+
+
+def create_strategy(config: DistributionConfig) -> tf.distribute.Strategy:
+    """Builds (and for TPUs, connects and initializes) the strategy `config` names."""
+    if config.strategy in ("default", "cpu"):
+        return tf.distribute.get_strategy()
+    if config.strategy == "mirrored":
+        return tf.distribute.MirroredStrategy(
+            devices=list(config.devices) or None,
+            cross_device_ops=_cross_device_ops(config.all_reduce))
+    if config.strategy == "multi_worker":
+        _check_tf_config()
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=config.tpu or "local")
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def _check_tf_config() -> None:
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        raise ConfigError("distribution.strategy 'multi_worker' needs the TF_CONFIG "
+                          "environment variable (cluster worker addresses and this task's "
+                          "index); see tf.distribute.MultiWorkerMirroredStrategy")
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"TF_CONFIG is not valid JSON ({error.msg})") from None
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """Whether this process writes the run's files (worker 0 of a multi-worker cluster)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return True
+    return resolver.task_type in (None, "chief") or (
+        resolver.task_type == "worker" and resolver.task_id == 0)
+
+
+def uses_only_cpus(strategy: tf.distribute.Strategy) -> bool:
+    devices: Sequence[str] = getattr(strategy.extended, "worker_devices", ())
+    if not devices:
+        return not tf.config.list_logical_devices("GPU")
+    return all("CPU" in device.upper() for device in devices)
+
+
+def xla_supported(strategy: tf.distribute.Strategy) -> bool:
+    """Whether `jit_compile` can be used: any single-replica run, or replicas on GPUs/TPUs.
+
+    XLA with a MirroredStrategy over CPU devices fails inside TensorFlow 2.20 itself.
+    """
+    return strategy.num_replicas_in_sync == 1 or not uses_only_cpus(strategy)

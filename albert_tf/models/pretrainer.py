@@ -1,0 +1,162 @@
+"""AlbertPretrainer: the encoder with the masked-LM and sentence heads, their losses and metrics.
+
+The losses are the original ALBERT's (see `reference.md`):
+    mlm_loss = sum(w * nll) / (sum(w) + 1e-5) over the masked positions of the global batch,
+    sentence_loss = mean cross-entropy of the 2-way SOP/NSP logits over the global batch,
+    loss = mlm_loss + sentence_loss.
+Under a `tf.distribute` strategy each replica computes its share of these global values (its
+numerator over the all-reduced global denominator), so the gradients the optimizer sums over
+replicas are exactly those of the single-device loss on the whole global batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import tensorflow as tf
+import tf_keras
+
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.layers.heads import MaskedLMHead, SentenceHead
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+
+SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+MLM_WEIGHT_EPSILON = 1e-5  # the original's guard in the MLM loss denominator
+
+
+def _global_sum(value: tf.Tensor) -> tf.Tensor:
+    """Sum of `value` over all replicas of the current step (itself outside a strategy)."""
+    context = tf.distribute.get_replica_context()
+    if context is None:  # cross-replica context: the value is already global
+        return value
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
+
+
+def masked_lm_nll(logits: tf.Tensor, label_ids: tf.Tensor) -> tf.Tensor:
+    """Negative log-likelihood of `label_ids` (batch, P) under `logits` (batch, P, V)."""
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=label_ids, logits=logits)
+
+
+def masked_lm_loss(logits: tf.Tensor, label_ids: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+    """This replica's share of sum(w * nll) / (sum(w) + 1e-5) over the global batch."""
+    weights = tf.cast(weights, tf.float32)
+    numerator = tf.reduce_sum(weights * masked_lm_nll(logits, label_ids))
+    return numerator / (_global_sum(tf.reduce_sum(weights)) + MLM_WEIGHT_EPSILON)
+
+
+def sentence_loss(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+    """This replica's share of the mean 2-way cross-entropy over the global batch.
+
+    logits: `(batch_size, 2)`; labels: int `(batch_size,)` or `(batch_size, 1)`.
+    """
+    labels = tf.reshape(labels, [-1])
+    per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    batch_size = tf.cast(tf.shape(labels)[0], tf.float32)
+    return tf.reduce_sum(per_example) / _global_sum(batch_size)
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertPretrainer(tf_keras.Model):
+    """ALBERT with its pretraining heads; `fit` trains it on batches of the TFRecord features.
+
+    Args:
+        config: an `AlbertConfig` (or a mapping of its fields).
+        sentence_objective: `sop`, `nsp` (a sentence head on the pooled output) or `none`.
+
+    Inputs (a dict): the encoder inputs `input_word_ids`, `input_mask`, `input_type_ids`
+    (int `(batch_size, seq_length)`) and `masked_lm_positions` (int `(batch_size, P)`);
+    training and evaluation also read `masked_lm_ids`, `masked_lm_weights` `(batch_size, P)`
+    and `next_sentence_labels` `(batch_size, 1)`, as `albert_tf.data` produces them.
+
+    Outputs (a dict of float32): `mlm_logits` `(batch_size, P, vocab_size)` and, unless the
+    objective is `none`, `sentence_logits` `(batch_size, 2)`.
+
+    Metrics: `loss`, `mlm_loss` (the weighted mean NLL), `mlm_accuracy`, and for SOP/NSP
+    `sentence_loss`, `sentence_accuracy`.
+    """
+
+    def __init__(self, config: AlbertConfig | Mapping[str, Any], sentence_objective: str = "sop",
+                 **kwargs):
+        kwargs.setdefault("name", "albert_pretrainer")
+        super().__init__(**kwargs)
+        if not isinstance(config, AlbertConfig):
+            config = AlbertConfig.from_dict(config)
+        if sentence_objective not in SENTENCE_OBJECTIVES:
+            raise ConfigError(f"field 'sentence_objective' must be one of "
+                              f"{', '.join(SENTENCE_OBJECTIVES)}, got '{sentence_objective}'")
+        self.config = config
+        self.sentence_objective = sentence_objective
+        self.encoder = AlbertEncoder(config)
+        self.masked_lm = MaskedLMHead(
+            config.vocab_size, config.embedding_size, config.hidden_activation,
+            config.initializer_range, config.layer_norm_epsilon, name="masked_lm")
+        self.sentence_head = None
+        if sentence_objective != "none":
+            self.sentence_head = SentenceHead(config.initializer_range, name="sentence_head")
+        self._trackers = {name: tf_keras.metrics.Mean(name) for name in self.metric_names}
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        names = ("mlm_loss", "mlm_accuracy")
+        if self.sentence_objective != "none":
+            names += ("sentence_loss", "sentence_accuracy")
+        return names
+
+    def call(self, inputs, training=None):
+        encoded = self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
+        outputs = {"mlm_logits": self.masked_lm(encoded["sequence_output"],
+                                                inputs["masked_lm_positions"],
+                                                self.encoder.get_embedding_table())}
+        if self.sentence_head is not None:
+            outputs["sentence_logits"] = self.sentence_head(encoded["pooled_output"])
+        return outputs
+
+    def compute_pretraining_loss(self, features, outputs) -> tf.Tensor:
+        """This replica's share of the total loss (the global loss on one device)."""
+        loss = masked_lm_loss(outputs["mlm_logits"], features["masked_lm_ids"],
+                              features["masked_lm_weights"])
+        if self.sentence_head is not None:
+            loss += sentence_loss(outputs["sentence_logits"], features["next_sentence_labels"])
+        return loss
+
+    def train_step(self, features):
+        with tf.GradientTape() as tape:
+            outputs = self(features, training=True)
+            loss = self.compute_pretraining_loss(features, outputs)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        return self._update_metrics(features, outputs)
+
+    def test_step(self, features):
+        return self._update_metrics(features, self(features, training=False))
+
+    def _update_metrics(self, features, outputs) -> dict[str, tf.Tensor]:
+        """Weighted means over every example seen since the last reset (all replicas)."""
+        logits, labels = outputs["mlm_logits"], features["masked_lm_ids"]
+        weights = tf.cast(features["masked_lm_weights"], tf.float32)
+        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels),
+                          tf.float32)
+        self._trackers["mlm_loss"].update_state(masked_lm_nll(logits, labels), weights)
+        self._trackers["mlm_accuracy"].update_state(correct, weights)
+        if self.sentence_head is not None:
+            logits = outputs["sentence_logits"]
+            labels = tf.reshape(features["next_sentence_labels"], [-1])
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                         logits=logits)
+            self._trackers["sentence_loss"].update_state(per_example)
+            self._trackers["sentence_accuracy"].update_state(tf.cast(
+                tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels), tf.float32))
+        results = {name: tracker.result() for name, tracker in self._trackers.items()}
+        results["loss"] = results["mlm_loss"] + results.get("sentence_loss", 0.0)
+        return results
+
+    @property
+    def metrics(self):
+        return list(self._trackers.values())
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "sentence_objective": self.sentence_objective,
+                "name": self.name}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return cls(**config)
