@@ -104,6 +104,10 @@ def _add_corpus_command(commands) -> None:
                              "the docstrings of this Python's standard library")
     corpus.add_argument("--output", required=True)
     corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
+    corpus.add_argument("--heldout_output", default=None,
+                        help="also write a held-out set of whole documents here")
+    corpus.add_argument("--heldout_every", type=int, default=20,
+                        help="with --heldout_output: every n-th document is held out")
 
 
 def _add_inspect_command(commands) -> None:
@@ -181,9 +185,13 @@ def _inspect(args) -> None:
 def _corpus(args) -> None:
     from data_prep.local_corpus import make_corpus
     limit = int(args.max_mb * 1e6) if args.max_mb else None
-    written = make_corpus(args.source, args.output, limit)
+    written = make_corpus(args.source, args.output, limit, args.heldout_output,
+                          args.heldout_every if args.heldout_output else 0)
     print(f"wrote {written['documents']:,} documents, {written['bytes'] / 1e6:.1f} MB, from "
           f"{written['source']} to {written['path']}")
+    if args.heldout_output:
+        print(f"held out {written['heldout_documents']:,} documents to "
+              f"{written['heldout_path']}")
 
 
 def main(argv: list[str] | None = None) -> int:

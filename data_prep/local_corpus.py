@@ -141,26 +141,45 @@ def _docstring_sentences(docstring: str) -> list[str]:
             for sentence in split_sentences(paragraph)]
 
 
-def write_corpus(documents: Iterable[list[str]], path: str, max_bytes: int | None = None) -> dict:
-    """Writes documents in the original format (sentence per line, blank line between)."""
-    parts, size, count = [], 0, 0
+def _document_block(document: list[str]) -> str:
+    return "\n".join(document) + "\n\n"
+
+
+def write_corpus(documents: Iterable[list[str]], path: str, max_bytes: int | None = None,
+                 heldout_path: str | None = None, heldout_every: int = 0) -> dict:
+    """Writes documents in the original format (sentence per line, blank line between).
+
+    With `heldout_path` and `heldout_every` = n, every n-th document goes to `heldout_path`
+    instead (a held-out set of whole documents, for evaluation); `max_bytes` counts both.
+    """
+    if heldout_path and heldout_every < 2:
+        raise DataPrepError(f"--heldout_every must be 2 or more, got {heldout_every}")
+    kept: dict[bool, list[str]] = {False: [], True: []}
+    size, count = 0, 0
     for document in documents:
-        block = "\n".join(document) + "\n\n"
-        parts.append(block)
-        size += len(block.encode())
+        block = _document_block(document)
         count += 1
+        kept[bool(heldout_path) and count % heldout_every == 0].append(block)
+        size += len(block.encode())
         if max_bytes and size >= max_bytes:
             break
-    if not count:
-        raise DataPrepError("the corpus source gave no documents")
-    atomic_write_bytes(path, "".join(parts).encode())
-    return {"path": path, "documents": count, "bytes": size}
+    if not kept[False] or (heldout_path and not kept[True]):
+        raise DataPrepError(f"the corpus source gave too few documents ({count})")
+    atomic_write_bytes(path, "".join(kept[False]).encode())
+    written = {"path": path, "documents": len(kept[False]), "bytes": size}
+    if heldout_path:
+        atomic_write_bytes(heldout_path, "".join(kept[True]).encode())
+        written |= {"heldout_path": heldout_path, "heldout_documents": len(kept[True])}
+    return written
 
 
-def make_corpus(source: str, path: str, max_bytes: int | None = None) -> dict:
+def make_corpus(source: str, path: str, max_bytes: int | None = None,
+                heldout_path: str | None = None, heldout_every: int = 0) -> dict:
     if source == "python-docs":
-        return write_corpus(python_docs_documents(), path, max_bytes) | {"source": PYTHON_DOCS}
-    if source == "stdlib-docstrings":
-        return write_corpus(stdlib_docstring_documents(), path, max_bytes) | {
-            "source": sysconfig.get_paths()["stdlib"]}
-    raise DataPrepError(f"unknown corpus source {source!r} (known: {', '.join(SOURCES)})")
+        documents, origin = python_docs_documents(), PYTHON_DOCS
+    elif source == "stdlib-docstrings":
+        documents, origin = stdlib_docstring_documents(), sysconfig.get_paths()["stdlib"]
+    else:
+        raise DataPrepError(f"unknown corpus source {source!r} (known: {', '.join(SOURCES)})")
+    return write_corpus(documents, path, max_bytes, heldout_path, heldout_every) | {
+        "source": origin}

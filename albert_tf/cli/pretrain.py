@@ -1,0 +1,73 @@
+"""`albert-pretrain`: pretrain ALBERT with Keras `model.fit` from a run YAML.
+
+    albert-pretrain --config configs/pretrain/tiny_cpu.yaml
+    albert-pretrain --config configs/pretrain/albert_base_gpu.yaml \\
+        --override data.train_files='[gs://bucket/shards/*.tfrecord]' \\
+        --override train.model_dir=gs://bucket/runs/base
+    albert-pretrain --config configs/pretrain/albert_base_paper.yaml --print_config
+
+Running the same command again resumes an interrupted run from its last backup (weights,
+optimizer, step and data position) and leaves a finished one as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+import yaml
+
+from albert_tf.config import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="albert-pretrain", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", required=True, help="a run YAML (see configs/pretrain/)")
+    parser.add_argument("--override", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        help="change one field, e.g. train.train_steps=1000; may be repeated")
+    parser.add_argument("--print_config", action="store_true",
+                        help="print the resolved configuration and exit without training")
+    return parser
+
+
+def format_metrics(metrics: dict[str, float]) -> str:
+    """`name: value` lines, accuracies as percentages."""
+    lines = []
+    for name, value in sorted(metrics.items()):
+        shown = f"{100 * value:.2f}%" if name.endswith("accuracy") else f"{value:.4f}"
+        lines.append(f"  {name:<20} {shown}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from albert_tf.training.config import load_pretrain_config
+
+    try:
+        config = load_pretrain_config(args.config, args.override)
+    except ConfigError as error:
+        print(f"albert-pretrain: error: {error}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+        return 0
+
+    from albert_tf.data.validation import DataError
+    from albert_tf.training.trainer import run_pretraining
+
+    try:
+        result = run_pretraining(config)
+    except (ConfigError, DataError) as error:
+        print(f"albert-pretrain: error: {error}", file=sys.stderr)
+        return 2
+    print(f"\nalbert-pretrain: finished at step {result.final_step}; "
+          f"checkpoint {result.checkpoint}")
+    if result.eval_metrics:
+        print("held-out evaluation:\n" + format_metrics(result.eval_metrics))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

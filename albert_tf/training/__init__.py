@@ -1,0 +1,1 @@
+"""Pretraining runs: the run configuration, `model.fit` with its callbacks, resume, evaluation."""

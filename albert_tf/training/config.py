@@ -1,0 +1,193 @@
+"""The pretraining run's configuration: one dataclass per concern, read from YAML + overrides.
+
+A run's YAML has five sections and one top-level field:
+
+```yaml
+model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fields
+sentence_objective: sop                      # sop | nsp | none
+data: {train_files: [...], eval_files: [...], max_seq_length: 128, ...}
+optimizer: {type: lamb, learning_rate: 0.00176, warmup_steps: 3125, ...}
+train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
+distribution: {strategy: tpu}
+```
+
+`--override train.train_steps=100` changes one field; an unknown section or field is a
+`ConfigError` that names it, before anything is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Mapping, Sequence
+
+from albert_tf.config import (AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
+                              load_yaml_mapping)
+from albert_tf.distribute import DistributionConfig
+from albert_tf.models.pretrainer import SENTENCE_OBJECTIVES
+from albert_tf.optimization import OptimizerConfig
+from albert_tf.presets import preset_path
+
+PRECISION_POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
+
+
+def _require_positive(section: str, instance, names: Sequence[str]) -> None:
+    for name in names:
+        if getattr(instance, name) <= 0:
+            raise ConfigError(f"field '{section}.{name}' must be positive, "
+                              f"got {getattr(instance, name)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Where the pretraining shards are and how they are read.
+
+    Attributes:
+        train_files: TFRecord files or globs of training shards (`albert-data build`).
+        eval_files: held-out shards; empty: no evaluation.
+        max_seq_length, max_predictions_per_seq: what the shards were built with (checked).
+        shuffle_buffer: examples held for shuffling.
+        cycle_length: shards read at once.
+        dynamic_masking: draw new n-gram masks every time an example is read.
+        masked_lm_prob, ngram: the masking recipe when `dynamic_masking` is on.
+    """
+
+    train_files: Sequence[str] = ()
+    eval_files: Sequence[str] = ()
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    shuffle_buffer: int = 10_000
+    cycle_length: int = 8
+    dynamic_masking: bool = False
+    masked_lm_prob: float = 0.15
+    ngram: int = 3
+
+    def __post_init__(self):
+        _require_positive("data", self, ("max_seq_length", "max_predictions_per_seq",
+                                         "shuffle_buffer", "cycle_length", "ngram"))
+        if isinstance(self.train_files, str) or isinstance(self.eval_files, str):
+            raise ConfigError("fields 'data.train_files' and 'data.eval_files' must be lists "
+                              "of paths or globs")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """How long, how fast and where a run trains.
+
+    Attributes:
+        model_dir: checkpoints, backups, TensorBoard logs and the resolved config go here.
+        global_batch_size: examples per step over all replicas.
+        train_steps: optimizer steps in total (also the learning-rate decay length).
+        steps_per_epoch: steps between checkpoints, held-out evaluations and epoch logs.
+        steps_per_execution: steps run inside one `tf.function` call (host overhead / N).
+        backup_every_steps: steps between the backups that preemption resumes from.
+        eval_steps: held-out batches per evaluation (0: no evaluation).
+        checkpoints_to_keep: most recent checkpoints kept.
+        jit_compile: XLA; null (auto): on wherever it works (one replica, or GPUs/TPUs).
+        precision: `float32`, `mixed_float16` (GPU) or `mixed_bfloat16` (TPU, recent CPUs).
+        seed: weight initialization and data order.
+        log_every_steps: steps between TensorBoard scalars.
+        verbose: Keras progress output (0 silent, 1 progress bar, 2 one line per epoch).
+    """
+
+    model_dir: str = "runs/pretrain"
+    global_batch_size: int = 4096
+    train_steps: int = 125_000
+    steps_per_epoch: int = 5_000
+    steps_per_execution: int = 1
+    backup_every_steps: int = 1_000
+    eval_steps: int = 100
+    checkpoints_to_keep: int = 5
+    jit_compile: bool | None = None
+    precision: str = "float32"
+    seed: int = 12345
+    log_every_steps: int = 100
+    verbose: int = 1
+
+    def __post_init__(self):
+        _require_positive("train", self, ("global_batch_size", "train_steps", "steps_per_epoch",
+                                          "steps_per_execution", "backup_every_steps",
+                                          "checkpoints_to_keep", "log_every_steps"))
+        if self.train_steps % self.steps_per_epoch:
+            raise ConfigError(f"field 'train.train_steps' ({self.train_steps}) must be a "
+                              f"multiple of train.steps_per_epoch ({self.steps_per_epoch})")
+        for name in ("steps_per_epoch", "backup_every_steps"):
+            if getattr(self, name) % self.steps_per_execution:
+                raise ConfigError(f"field 'train.{name}' ({getattr(self, name)}) must be a "
+                                  f"multiple of train.steps_per_execution "
+                                  f"({self.steps_per_execution})")
+        if self.eval_steps < 0:
+            raise ConfigError(f"field 'train.eval_steps' must be >= 0, got {self.eval_steps}")
+        if self.precision not in PRECISION_POLICIES:
+            raise ConfigError(f"field 'train.precision' must be one of "
+                              f"{', '.join(PRECISION_POLICIES)}, got '{self.precision}'")
+
+    @property
+    def epochs(self) -> int:
+        return self.train_steps // self.steps_per_epoch
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainConfig:
+    """Everything one pretraining run needs."""
+
+    model: AlbertConfig = dataclasses.field(default_factory=AlbertConfig)
+    sentence_objective: str = "sop"
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    optimizer: OptimizerConfig = dataclasses.field(default_factory=OptimizerConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
+
+    def __post_init__(self):
+        if self.sentence_objective not in SENTENCE_OBJECTIVES:
+            raise ConfigError(f"field 'sentence_objective' must be one of "
+                              f"{', '.join(SENTENCE_OBJECTIVES)}, "
+                              f"got '{self.sentence_objective}'")
+        if self.data.max_seq_length > self.model.max_position_embeddings:
+            raise ConfigError(f"field 'data.max_seq_length' ({self.data.max_seq_length}) "
+                              f"exceeds model.max_position_embeddings "
+                              f"({self.model.max_position_embeddings})")
+        if self.optimizer.warmup_steps >= self.train.train_steps:
+            raise ConfigError(f"field 'optimizer.warmup_steps' ({self.optimizer.warmup_steps})"
+                              f" must be below train.train_steps ({self.train.train_steps})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(dataclasses.asdict(self))
+
+
+def _plain(value):
+    """asdict output with tuples as lists, so it dumps as plain YAML."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _resolve_model_section(mapping: dict[str, Any], source: str) -> dict[str, Any]:
+    """`model: {preset: name, field: value}` -> the preset's fields updated with the rest."""
+    model = mapping.get("model", {})
+    if isinstance(model, str):
+        model = {"preset": model}
+    if not isinstance(model, Mapping):
+        raise ConfigError(f"{source}: section 'model' must be a mapping of AlbertConfig "
+                          f"fields (optionally with 'preset'), got {type(model).__name__}")
+    model = dict(model)
+    preset = model.pop("preset", None)
+    if preset is not None:
+        model = {**load_yaml_mapping(preset_path(str(preset))), **model}
+    return {**mapping, "model": model}
+
+
+def pretrain_config_from_mapping(mapping: Mapping[str, Any], source: str) -> PretrainConfig:
+    return dataclass_from_mapping(PretrainConfig, _resolve_model_section(dict(mapping), source),
+                                  source)
+
+
+def load_pretrain_config(path: str | os.PathLike,
+                         overrides: Sequence[str] = ()) -> PretrainConfig:
+    """Reads a run YAML, applies `section.field=value` overrides and validates everything."""
+    path = os.fspath(path)
+    mapping = apply_overrides(load_yaml_mapping(path), overrides)
+    source = path + (" with overrides " + " ".join(overrides) if overrides else "")
+    return pretrain_config_from_mapping(mapping, source)

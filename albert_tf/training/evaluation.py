@@ -1,0 +1,75 @@
+"""Intrinsic evaluation of a pretrained checkpoint, as the paper's Table 6 reports it.
+
+Three accuracies: masked-LM (every masked piece, weighted as in training), NSP-style (the
+sentence head on shards built with `--sentence_objective nsp`: 1 = the second segment comes
+from another document) and SOP-style (on shards built with `sop`: 1 = the two segments are
+swapped). The same 2-way head answers both; a model trained with `none` has no sentence
+head, so only its MLM accuracy exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Mapping, Sequence
+
+import tensorflow as tf
+
+from albert_tf.config import ConfigError, load_yaml_mapping
+from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
+from albert_tf.data.validation import check_pretraining_files
+from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
+from albert_tf.training.trainer import build_pretrainer, run_folders
+
+TASKS = ("mlm", "nsp", "sop")
+
+
+def load_run_config(model_dir: str) -> PretrainConfig:
+    """The resolved configuration `albert-pretrain` wrote into `model_dir`."""
+    path = os.path.join(model_dir, "config.yaml")
+    if not tf.io.gfile.exists(path):
+        raise ConfigError(f"{path}: no such file; is {model_dir} a folder albert-pretrain "
+                          f"wrote?")
+    return pretrain_config_from_mapping(load_yaml_mapping(path), path)
+
+
+def load_pretrainer(model_dir: str, checkpoint: str | None = None) -> tuple[AlbertPretrainer,
+                                                                            PretrainConfig, str]:
+    """The model of run `model_dir` with `checkpoint` (default: the run's latest) restored."""
+    config = load_run_config(model_dir)
+    checkpoint = checkpoint or tf.train.latest_checkpoint(run_folders(model_dir)["checkpoints"])
+    if checkpoint is None:
+        raise ConfigError(f"{model_dir}: no checkpoint in {run_folders(model_dir)['checkpoints']}")
+    model = build_pretrainer(config)
+    status = tf.train.Checkpoint(model=model).restore(checkpoint)
+    status.expect_partial()  # the optimizer state is not needed here
+    status.assert_existing_objects_matched()
+    model.compile(jit_compile=False)
+    return model, config, checkpoint
+
+
+def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
+                   batch_size: int, max_batches: int | None = None,
+                   field: str = "files") -> dict[str, float]:
+    """Weighted MLM and sentence metrics over one ordered pass of `files` (or `max_batches`)."""
+    data_config = PretrainingDataConfig(
+        file_patterns=tuple(files), max_seq_length=config.data.max_seq_length,
+        max_predictions_per_seq=config.data.max_predictions_per_seq,
+        global_batch_size=batch_size, is_training=False)
+    data_config = dataclasses.replace(
+        data_config, file_patterns=tuple(check_pretraining_files(data_config, field)))
+    results = model.evaluate(pretraining_dataset(data_config), steps=max_batches,
+                             return_dict=True, verbose=0)
+    return {name: float(value) for name, value in results.items()}
+
+
+def table6_row(results: Mapping[str, Mapping[str, float]]) -> dict[str, float | None]:
+    """{task: accuracy} from per-set results: MLM from the `mlm` set (else any set), NSP and
+    SOP from the sentence head on their own sets (None where not measured)."""
+    row: dict[str, float | None] = {task: None for task in TASKS}
+    mlm_source = results.get("mlm") or next(iter(results.values()), {})
+    row["mlm"] = mlm_source.get("mlm_accuracy")
+    for task in ("nsp", "sop"):
+        row[task] = results.get(task, {}).get("sentence_accuracy")
+    return row

@@ -1,0 +1,239 @@
+"""One pretraining run: strategy, data, model, optimizer, `model.fit` with its callbacks.
+
+A run's folder (`train.model_dir`):
+
+    config.yaml          the resolved configuration (what `albert-eval` rebuilds the model from)
+    checkpoints/ckpt-N   model + optimizer after step N (every `steps_per_epoch`), the last few
+    backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted at the end)
+    tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
+    eval_results.json    held-out MLM / sentence metrics of the final model
+
+Resuming: run the same command again. Keras's BackupAndRestore restores weights, optimizer
+state and the step counter; this module restores the data position (the input pipeline skips
+the batches the interrupted run consumed, and its order is a function of the seed), so a
+resumed run sees exactly the batches an uninterrupted run would. A run whose final checkpoint
+exists is not trained again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+import yaml
+
+from albert_tf.config import ConfigError
+from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
+from albert_tf.data.validation import check_pretraining_files
+from albert_tf.distribute import create_strategy, is_chief, xla_supported
+from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.optimization import create_optimizer
+from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
+from albert_tf.training.config import PretrainConfig
+
+
+@dataclasses.dataclass
+class PretrainResult:
+    """What a finished run reports: its final step, checkpoint and held-out metrics."""
+
+    final_step: int
+    checkpoint: str
+    eval_metrics: dict[str, float]
+    history: dict[str, list[float]]
+
+
+def run_folders(model_dir: str) -> dict[str, str]:
+    return {name: os.path.join(model_dir, name)
+            for name in ("checkpoints", "backup", "tensorboard")}
+
+
+def checkpoint_step(path: str) -> int:
+    """The step a `.../ckpt-N` checkpoint was saved at."""
+    match = re.search(rf"{CHECKPOINT_PREFIX}-(\d+)$", path)
+    if not match:
+        raise ValueError(f"{path}: not a checkpoint written by albert-pretrain (ckpt-<step>)")
+    return int(match.group(1))
+
+
+def _read_backup_counter(reader, suffix: str) -> int:
+    keys = [key for key in reader.get_variable_to_shape_map() if key.startswith(suffix)]
+    return int(reader.get_tensor(keys[0])) if keys else -1
+
+
+def backup_step(backup_dir: str, steps_per_epoch: int) -> int:
+    """Steps completed by the run whose Keras BackupAndRestore state is in `backup_dir`
+    (0 without one): the data position a resumed run starts from."""
+    latest = tf.train.latest_checkpoint(backup_dir) if tf.io.gfile.isdir(backup_dir) else None
+    if latest is None:
+        return 0
+    reader = tf.train.load_checkpoint(latest)
+    epoch = _read_backup_counter(reader, "ckpt_saved_epoch")
+    batch = _read_backup_counter(reader, "ckpt_saved_batch")
+    if epoch < 0:
+        return 0
+    if batch < 0:  # saved at an epoch end
+        return (epoch + 1) * steps_per_epoch
+    return epoch * steps_per_epoch + batch + 1
+
+
+def _data_config(config: PretrainConfig, files, is_training: bool,
+                 start_batch: int = 0) -> PretrainingDataConfig:
+    data = config.data
+    return PretrainingDataConfig(
+        file_patterns=tuple(files), max_seq_length=data.max_seq_length,
+        max_predictions_per_seq=data.max_predictions_per_seq,
+        global_batch_size=config.train.global_batch_size, is_training=is_training,
+        shuffle_buffer=data.shuffle_buffer, cycle_length=data.cycle_length,
+        seed=config.train.seed, start_batch=start_batch,
+        dynamic_masking=data.dynamic_masking and is_training,
+        masked_lm_prob=data.masked_lm_prob, ngram=data.ngram,
+        vocab_size=config.model.vocab_size)
+
+
+def _distributed(strategy, data_config: PretrainingDataConfig):
+    return strategy.distribute_datasets_from_function(
+        lambda context: pretraining_dataset(data_config, context))
+
+
+def _resolve_jit(config: PretrainConfig, strategy) -> bool:
+    if isinstance(strategy, tf.distribute.TPUStrategy):
+        return False  # TPUs compile every step with XLA anyway
+    requested = config.train.jit_compile
+    if requested is None:
+        return xla_supported(strategy)
+    if requested and not xla_supported(strategy):
+        raise ConfigError("field 'train.jit_compile': XLA with several replicas on CPU devices "
+                          "fails inside TensorFlow 2.20; set train.jit_compile=false "
+                          "(or null for automatic)")
+    return requested
+
+
+def _check_batch(config: PretrainConfig, strategy) -> None:
+    replicas = strategy.num_replicas_in_sync
+    if config.train.global_batch_size % replicas:
+        raise ConfigError(f"field 'train.global_batch_size' "
+                          f"({config.train.global_batch_size}) must be a multiple of the "
+                          f"{replicas} replicas of distribution.strategy "
+                          f"'{config.distribution.strategy}'")
+
+
+def dummy_batch(config: PretrainConfig, batch_size: int = 1) -> dict[str, np.ndarray]:
+    """A batch of zeros with the features' shapes, to build a model before restoring it."""
+    seq, predictions = config.data.max_seq_length, config.data.max_predictions_per_seq
+    ints = {"input_word_ids": seq, "input_mask": seq, "input_type_ids": seq,
+            "masked_lm_positions": predictions, "masked_lm_ids": predictions,
+            "next_sentence_labels": 1}
+    batch = {name: np.zeros((batch_size, width), np.int32) for name, width in ints.items()}
+    batch["masked_lm_weights"] = np.zeros((batch_size, predictions), np.float32)
+    return batch
+
+
+def build_pretrainer(config: PretrainConfig) -> AlbertPretrainer:
+    """The model, built (weights created) so that checkpoints restore into it at once."""
+    model = AlbertPretrainer(config.model, config.sentence_objective)
+    model(dummy_batch(config), training=False)
+    return model
+
+
+def _worker_id(strategy) -> int:
+    resolver = getattr(strategy, "cluster_resolver", None)
+    return int(getattr(resolver, "task_id", 0) or 0)
+
+
+def _callbacks(config: PretrainConfig, strategy) -> list[tf_keras.callbacks.Callback]:
+    folders = run_folders(config.train.model_dir)
+    chief = is_chief(strategy)
+    return [
+        tf_keras.callbacks.BackupAndRestore(
+            folders["backup"],
+            save_freq=config.train.backup_every_steps // config.train.steps_per_execution),
+        StepCheckpoint(folders["checkpoints"], config.train.checkpoints_to_keep, chief,
+                       _worker_id(strategy)),
+        tf_keras.callbacks.TensorBoard(folders["tensorboard"],
+                                       update_freq=config.train.log_every_steps),
+        TrainingScalars(folders["tensorboard"], config.train.global_batch_size,
+                        config.train.log_every_steps, enabled=chief),
+    ]
+
+
+def _write_json_atomically(path: str, value) -> None:
+    directory = os.path.dirname(path)
+    with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as f:
+        json.dump(value, f, indent=2, sort_keys=True)
+    os.replace(f.name, path)
+
+
+def save_run_config(config: PretrainConfig) -> None:
+    path = os.path.join(config.train.model_dir, "config.yaml")
+    text = yaml.safe_dump(config.to_dict(), sort_keys=False)
+    with tempfile.NamedTemporaryFile("w", dir=config.train.model_dir, delete=False,
+                                     suffix=".tmp") as f:
+        f.write(text)
+    os.replace(f.name, path)
+
+
+def run_pretraining(config: PretrainConfig) -> PretrainResult:
+    """Trains (or resumes, or finds finished) the run `config` describes; see the module
+    docstring for the folder it writes."""
+    strategy = create_strategy(config.distribution)
+    _check_batch(config, strategy)
+    jit_compile = _resolve_jit(config, strategy)
+    train_files = check_pretraining_files(_data_config(config, config.data.train_files, True),
+                                          "data.train_files")
+    eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),
+                                          "data.eval_files")
+                  if config.data.eval_files and config.train.eval_steps else [])
+    folders = run_folders(config.train.model_dir)
+    os.makedirs(config.train.model_dir, exist_ok=True)
+    if is_chief(strategy):
+        save_run_config(config)
+    tf_keras.utils.set_random_seed(config.train.seed)
+    previous_policy = tf_keras.mixed_precision.global_policy()
+    tf_keras.mixed_precision.set_global_policy(config.train.precision)
+    try:
+        with strategy.scope():
+            model = build_pretrainer(config)
+            model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
+                          steps_per_execution=config.train.steps_per_execution,
+                          jit_compile=jit_compile)
+        return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
+    finally:
+        tf_keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders):
+    latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    history: dict[str, list[float]] = {}
+    if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
+        print(f"albert-pretrain: {latest} is the final step; not training again")
+        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
+    else:
+        start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
+        if start_step:
+            print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
+        train_data = _distributed(strategy, _data_config(config, train_files, True, start_step))
+        eval_data = (_distributed(strategy, _data_config(config, eval_files, False))
+                     if eval_files else None)
+        fitted = model.fit(train_data, epochs=config.train.epochs,
+                           steps_per_epoch=config.train.steps_per_epoch,
+                           validation_data=eval_data, validation_steps=config.train.eval_steps,
+                           callbacks=_callbacks(config, strategy), verbose=config.train.verbose)
+        history = fitted.history
+        latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    metrics = {}
+    if eval_files:
+        eval_data = _distributed(strategy, _data_config(config, eval_files, False))
+        metrics = model.evaluate(eval_data, steps=config.train.eval_steps, return_dict=True,
+                                 verbose=0)
+        metrics = {name: float(value) for name, value in metrics.items()}
+        if is_chief(strategy):
+            _write_json_atomically(os.path.join(config.train.model_dir, "eval_results.json"),
+                                   {"step": checkpoint_step(latest), **metrics})
+    return PretrainResult(final_step=int(model.optimizer.iterations.numpy()),
+                          checkpoint=latest, eval_metrics=metrics, history=history)
