@@ -90,8 +90,11 @@ def temporary_name(path: str) -> str:
 
 @contextlib.contextmanager
 def atomic_output(path: str) -> Iterator[BinaryIO]:
-    """Opens a temporary file for writing; on success it becomes `path`, on error it goes."""
+    """Opens a temporary file for writing; on success it becomes `path`, on error it goes.
+
+    The folder of `path` is created when missing."""
     temporary = temporary_name(path)
+    makedirs(os.path.dirname(path) or ".")
     try:
         if is_remote(path):
             with _gfile().GFile(temporary, "wb") as file:
