@@ -100,7 +100,18 @@ class TokenMasker:
              rng: np.random.Generator, stats: ExampleStatistics) -> MaskedBatch:
         """Masks `[CLS] A [SEP] B [SEP]` for each (A, B) of `segments`; counts into `stats`."""
         tokens, lengths, separators = self._token_matrix(segments)
-        words = self.words(tokens, lengths, separators)
+        return self.mask_tokens(tokens, lengths, separators, rng, stats)
+
+    def mask_tokens(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray,
+                    rng: np.random.Generator, stats: ExampleStatistics,
+                    boundary: np.ndarray | None = None) -> MaskedBatch:
+        """Masks unmasked `[CLS] A [SEP] B [SEP]` rows of `tokens` (batch, max_seq_length).
+
+        `lengths[b]` real pieces, the first [SEP] at `separators[b]`. Word starts come from
+        `boundary` (batch, max_seq_length) when given (a record's `token_boundary`, as the
+        tf.data pipeline's dynamic re-masking has it), else from the vocabulary.
+        """
+        words = self.words(tokens, lengths, separators, boundary)
         covered = self._choose_words(words, self.budget(lengths), rng, stats)
         chosen = np.take_along_axis(covered, np.maximum(words.token_word, 0), axis=1)
         chosen &= words.token_word >= 0
@@ -128,14 +139,17 @@ class TokenMasker:
             tokens[np.repeat(rows, sizes), within + np.repeat(columns, sizes)] = values
         return tokens, lengths, separators
 
-    def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray) -> Words:
+    def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray,
+              boundary: np.ndarray | None = None) -> Words:
         """Maskable words: a word starts at a word-start piece (every piece, without whole-word
         masking) and at the first piece of each segment; it ends before the next word or the
         [SEP]. Word starts are those of the original: the word marker, a lone punctuation
-        mark, or a control piece (see `tokenizer.Vocabulary`)."""
+        mark, or a control piece (see `tokenizer.Vocabulary`), or those of `boundary`."""
         batch, width = tokens.shape
         columns = np.arange(width)[None, :]
-        boundary = self.word_start[tokens] * (columns < lengths[:, None])
+        if boundary is None:
+            boundary = self.word_start[tokens]
+        boundary = boundary * (columns < lengths[:, None])
         maskable = ((columns > 0) & (columns < lengths[:, None] - 1)
                     & (columns != separators[:, None]))
         starts = maskable.copy()

@@ -5,6 +5,9 @@ Records are parsed with the one feature spec of `albert_tf.data.features`, ints 
 `segment_ids` -> `input_type_ids`). Training reads shards interleaved, in a per-replica slice
 when given a `tf.distribute.InputContext`, shuffles, repeats and batches with
 `drop_remainder` (static shapes for XLA and TPU).
+
+With a `seed`, the training stream is deterministic, so `start_batch` resumes it where a run
+stopped; `dynamic_masking` masks every batch afresh (`albert_tf.data.remasking`).
 """
 
 from __future__ import annotations
@@ -12,14 +15,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+import numpy as np
 import tensorflow as tf
 
+from albert_tf.data import remasking
 from albert_tf.data.features import MODEL_INPUT_NAMES, tf_parse_spec
 
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig:
-    """Where the shards are and how to batch them.
+    """Where the shards are, how to batch them, and where in the stream to start.
 
     Attributes:
         file_patterns: TFRecord files or globs.
@@ -28,7 +33,17 @@ class PretrainingDataConfig:
         is_training: shuffle and repeat; else one ordered pass.
         shuffle_buffer: examples held for shuffling (training only).
         cycle_length: shards read at once.
-        seed: shuffling seed (None: nondeterministic).
+        seed: shuffling (and re-masking) seed. With a seed the training stream is a pure
+            function of the files and the config; None: nondeterministic, faster reading.
+        start_batch: batches of this input pipeline to skip (steps already trained, when
+            resuming): with a seed, the dataset yields batches start_batch, start_batch + 1,
+            ... of the dataset with start_batch 0. They are skipped before parsing.
+        dynamic_masking: (training only) mask every batch afresh, as RoBERTa does, instead of
+            using the masks written in the shards (see `albert_tf.data.remasking`).
+        masked_lm_prob, ngram, favor_shorter_ngram, whole_word_mask: the masking recipe of
+            `data_prep.options.DataPrepOptions`, used by dynamic masking.
+        vocab_size: the model's vocabulary size; required by dynamic masking, whose random
+            replacements are ids 5 .. vocab_size - 1.
     """
 
     file_patterns: Sequence[str]
@@ -39,27 +54,51 @@ class PretrainingDataConfig:
     shuffle_buffer: int = 10_000
     cycle_length: int = 8
     seed: int | None = None
+    start_batch: int = 0
+    dynamic_masking: bool = False
+    masked_lm_prob: float = 0.15
+    ngram: int = 3
+    favor_shorter_ngram: bool = True
+    whole_word_mask: bool = True
+    vocab_size: int | None = None
+
+    def __post_init__(self):
+        if self.start_batch < 0:
+            raise ValueError(f"start_batch must be at least 0, got {self.start_batch}")
+        if self.vocab_size is not None and self.vocab_size <= remasking.FIRST_ORDINARY_ID:
+            raise ValueError(f"vocab_size must be above {remasking.FIRST_ORDINARY_ID} (ids 0-4 "
+                             f"are <pad>, <unk>, [CLS], [SEP], [MASK]), got {self.vocab_size}")
+        if self.dynamic_masking:
+            if self.vocab_size is None:
+                raise ValueError("vocab_size must be set when dynamic_masking is on: random "
+                                 "replacements are drawn from ids 5 .. vocab_size - 1 (use the "
+                                 "model's vocab_size)")
+            remasking.masking_options(self)  # the recipe's own checks (masked_lm_prob, ngram)
 
 
-def decode_record(serialized: tf.Tensor, max_seq_length: int,
-                  max_predictions: int) -> dict[str, tf.Tensor]:
+def decode_record(serialized: tf.Tensor, max_seq_length: int, max_predictions: int,
+                  with_token_boundary: bool = False) -> dict[str, tf.Tensor]:
     """One serialized example (or a batch of them) -> dict of int32/float32 tensors.
 
     Keys are the model's input names; shapes (max_seq_length,) for the sequence features,
-    (max_predictions,) for the masked-LM ones and (1,) for `next_sentence_labels`.
+    (max_predictions,) for the masked-LM ones and (1,) for `next_sentence_labels`, with a
+    leading (batch_size,) for a batch. `token_boundary` (max_seq_length,) is kept only when
+    asked for (dynamic masking reads it; the model does not).
     """
     spec = tf_parse_spec(max_seq_length, max_predictions)
     if serialized.shape.rank == 0:
         parsed = tf.io.parse_single_example(serialized, spec)
     else:
         parsed = tf.io.parse_example(serialized, spec)
+    names = dict(MODEL_INPUT_NAMES, **({"token_boundary": "token_boundary"}
+                                        if with_token_boundary else {}))
     features = {}
     for name, tensor in parsed.items():
-        if name not in MODEL_INPUT_NAMES:
-            continue  # token_boundary: kept in the files for compatibility, unused in training
+        if name not in names:
+            continue  # token_boundary: kept in the files for compatibility
         if tensor.dtype == tf.int64:
             tensor = tf.cast(tensor, tf.int32)
-        features[MODEL_INPUT_NAMES[name]] = tensor
+        features[names[name]] = tensor
     return features
 
 
@@ -79,21 +118,55 @@ def pretraining_dataset(config: PretrainingDataConfig,
 
     Use with `strategy.distribute_datasets_from_function(lambda ctx: pretraining_dataset(
     config, ctx))`: each input pipeline reads its own slice of the shards and batches
-    `global_batch_size / num_replicas_in_sync` examples.
+    `global_batch_size / num_replicas_in_sync` examples. Each element is a dict of
+    (batch_size, max_seq_length) `input_word_ids`, `input_mask`, `input_type_ids`;
+    (batch_size, max_predictions_per_seq) `masked_lm_positions`, `masked_lm_ids`,
+    `masked_lm_weights` and (batch_size, 1) `next_sentence_labels`.
     """
-    files = list_shards(config.file_patterns)
-    batch_size = config.global_batch_size
-    pipelines, pipeline = 1, 0
+    batch_size, pipelines, pipeline = config.global_batch_size, 1, 0
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(config.global_batch_size)
         pipelines, pipeline = input_context.num_input_pipelines, input_context.input_pipeline_id
+    dataset = _serialized_records(config, list_shards(config.file_patterns), pipelines, pipeline)
+    dataset = dataset.batch(batch_size, drop_remainder=config.is_training)
+    # Resuming: the skipped batches are read and shuffled, never parsed or masked.
+    if config.start_batch:
+        dataset = dataset.skip(config.start_batch)
+    dynamic = config.is_training and config.dynamic_masking
+
+    def decode(records):
+        return decode_record(records, config.max_seq_length, config.max_predictions_per_seq,
+                             with_token_boundary=dynamic)
+    if dynamic:
+        seed = config.seed if config.seed is not None else _fresh_seed()
+        remask = remasking.BatchRemasker(config, pipeline, seed)
+        dataset = dataset.enumerate(start=config.start_batch).map(
+            lambda index, records: remask(index, decode(records)),
+            num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        dataset = dataset.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+    if config.seed is not None:
+        options = tf.data.Options()
+        options.deterministic = True
+        dataset = dataset.with_options(options)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _serialized_records(config: PretrainingDataConfig, files: list[str], pipelines: int,
+                        pipeline: int) -> tf.data.Dataset:
+    """This input pipeline's serialized records: shuffled and repeated when training.
+
+    Reading order is deterministic unless training without a seed (then shards are
+    interleaved in whatever order their reads finish).
+    """
+    deterministic = not config.is_training or config.seed is not None
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if len(files) >= pipelines:
         # Each input pipeline reads its own files.
         dataset = dataset.shard(pipelines, pipeline)
         if config.is_training:
             dataset = dataset.shuffle(len(files), seed=config.seed).repeat()
-        dataset = _read_interleaved(dataset, config, deterministic=not config.is_training)
+        dataset = _read_interleaved(dataset, config, deterministic)
     else:
         # Fewer files than pipelines: every pipeline reads all records in the same order and
         # keeps every n-th, so no two replicas see the same example.
@@ -102,12 +175,12 @@ def pretraining_dataset(config: PretrainingDataConfig,
             dataset = dataset.repeat()
     if config.is_training:
         dataset = dataset.shuffle(config.shuffle_buffer, seed=config.seed)
-    dataset = dataset.batch(batch_size, drop_remainder=config.is_training)
-    dataset = dataset.map(
-        lambda records: decode_record(records, config.max_seq_length,
-                                      config.max_predictions_per_seq),
-        num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset
+
+
+def _fresh_seed() -> int:
+    """A base seed for re-masking without a configured seed (masks then differ per run)."""
+    return int(np.random.SeedSequence().entropy % 2**63)
 
 
 def _read_interleaved(files: tf.data.Dataset, config: PretrainingDataConfig,

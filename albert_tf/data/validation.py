@@ -1,0 +1,133 @@
+"""Checks of the pretraining shards against the data config, before anything is built.
+
+A wrong glob or shards written with other lengths otherwise surface as a parse error deep in
+the first training step, or worse, as silently truncated data. `check_pretraining_files`
+reads little: the glob matches, the `manifest.json` beside the shards (when `albert-data
+build` wrote one) and the first record of each pattern's first file.
+
+Example:
+    files = check_pretraining_files(data_config, field="data.train_files")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+
+from data_prep import files as file_system
+from data_prep.manifest import MANIFEST
+from data_prep.options import DataPrepError
+from data_prep.tfrecord import read_records
+
+from albert_tf.data.features import PREDICTIONS, PRETRAINING_FEATURES, SEQUENCE
+
+# The config field that sets each feature length (also its name in the data-prep options).
+_LENGTH_FIELDS = {SEQUENCE: "max_seq_length", PREDICTIONS: "max_predictions_per_seq"}
+
+
+class DataError(ValueError):
+    """Pretraining files that cannot be read with the config; the message names the file,
+    the config field and what was expected."""
+
+
+def check_pretraining_files(config, field: str = "data.train_files") -> list[str]:
+    """The files `config.file_patterns` match, in order, after checking they fit the config.
+
+    Args:
+        config: a `PretrainingDataConfig` (anything with `file_patterns`, `max_seq_length`
+            and `max_predictions_per_seq`).
+        field: the config field the patterns came from, named in errors; its prefix
+            (`data` of `data.train_files`) names the length fields (`data.max_seq_length`).
+
+    Raises:
+        DataError: a pattern matches nothing; a manifest beside the shards records other
+            lengths; a pattern's first file is not a TFRecord of pretraining examples of the
+            config's lengths.
+    """
+    if isinstance(config.file_patterns, str):
+        raise DataError(f"{field} must be a list of file patterns, got the string "
+                        f"{config.file_patterns!r}")
+    prefix = field.rpartition(".")[0]
+    matched_files, folders = [], set()
+    for pattern in config.file_patterns:
+        matched = sorted(tf.io.gfile.glob(pattern))  # as the input pipeline matches them
+        if not matched:
+            raise DataError(f"{field}: no files match {pattern!r}")
+        for path in matched:
+            folder = _folder(path)
+            if folder not in folders:
+                folders.add(folder)
+                _check_manifest(folder, config, field, prefix)
+        _check_first_record(matched[0], config, field, prefix)
+        matched_files.extend(matched)
+    return matched_files
+
+
+def _folder(path: str) -> str:
+    return os.path.dirname(path if file_system.is_remote(path) else os.path.abspath(path))
+
+
+def _config_field(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _check_manifest(folder: str, config, field: str, prefix: str) -> None:
+    """The lengths recorded in `folder`'s manifest.json (if any) against the config's."""
+    path = os.path.join(folder, MANIFEST)
+    if not file_system.exists(path):
+        return
+    try:
+        options = json.loads(file_system.read_bytes(path)).get("options", {})
+    except (ValueError, AttributeError) as error:
+        raise DataError(f"{path}: not a JSON manifest ({error}); it sits beside the shards "
+                        f"of {field}") from None
+    for name in _LENGTH_FIELDS.values():
+        built, expected = options.get(name), getattr(config, name)
+        if built is not None and built != expected:
+            raise DataError(
+                f"{path}: the shards of {field} were built with {name}={built}, but "
+                f"{_config_field(prefix, name)} is {expected}; set "
+                f"{_config_field(prefix, name)} to {built}")
+
+
+def _check_first_record(path: str, config, field: str, prefix: str) -> None:
+    """Every pretraining feature of `path`'s first record is there with the config's length."""
+    record = _first_record(path, field)
+    if record is None:
+        return  # an empty shard: nothing to check, nothing to misread
+    try:
+        features = tf.train.Example.FromString(record).features.feature
+    except Exception as error:  # protobuf's DecodeError
+        raise DataError(f"{path} (matched by {field}): the first record is not a "
+                        f"tf.train.Example ({error})") from None
+    for feature in PRETRAINING_FEATURES:
+        if feature.name not in features:
+            raise DataError(f"{path} (matched by {field}): the first record has no feature "
+                            f"{feature.name!r}; is it a pretraining shard?")
+        values = features[feature.name]
+        found = len(values.float_list.value if feature.dtype == "float32"
+                    else values.int64_list.value)
+        expected = feature.size(config.max_seq_length, config.max_predictions_per_seq)
+        if found == expected:
+            continue
+        where = f"{path} (matched by {field}): {feature.name} of the first record"
+        name = _LENGTH_FIELDS.get(feature.length)
+        if name is None:
+            raise DataError(f"{where} has length {found}, expected {expected}; is it a "
+                            "pretraining shard?")
+        setting = _config_field(prefix, name)
+        raise DataError(f"{where} has length {found} but {setting} is {expected}; set "
+                        f"{setting} to {found}, the length the shards were written with")
+
+
+def _first_record(path: str, field: str) -> bytes | None:
+    try:
+        return next(iter(read_records(path)), None)
+    except DataPrepError as error:
+        reason = str(error).removeprefix(f"{path}: ")
+        raise DataError(f"{path} (matched by {field}) is not a TFRecord file: {reason}") from None
+    except Exception as error:  # OSError locally, tf.errors.OpError on remote filesystems
+        reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
+        raise DataError(f"{path} (matched by {field}) cannot be read: {reason}") from None
