@@ -31,7 +31,7 @@ def randomize_weights(model, seed=0):
     LayerNorm gammas go around 1, betas and biases around 0.1, kernels ~ 1/sqrt(fan_in).
     """
     rng = np.random.default_rng(seed)
-    for weight in model.weights:
+    for weight in model.trainable_weights:
         shape = weight.shape.as_list()
         name = weight.name
         if "gamma" in name:

@@ -94,6 +94,9 @@ class AlbertPretrainer(tf_keras.Model):
         if sentence_objective != "none":
             self.sentence_head = SentenceHead(config.initializer_range, name="sentence_head")
         self._trackers = {name: tf_keras.metrics.Mean(name) for name in self.metric_names}
+        # Metric results are already global (all-reduced); "loss" is their sum on each
+        # replica, so the step reports the first replica's copy, never a sum over replicas.
+        self.distribute_reduction_method = "first"
 
     @property
     def metric_names(self) -> tuple[str, ...]:
