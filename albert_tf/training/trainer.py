@@ -96,9 +96,20 @@ def _data_config(config: PretrainConfig, files, is_training: bool,
         vocab_size=config.model.vocab_size)
 
 
-def _distributed(strategy, data_config: PretrainingDataConfig):
+def _evaluation_steps(config: PretrainConfig, eval_files) -> int:
+    """`train.eval_steps`, or fewer when the held-out set has fewer batches (counted)."""
+    batch = config.train.global_batch_size
+    records = tf.data.TFRecordDataset(eval_files).take(config.train.eval_steps * batch)
+    count = int(records.reduce(np.int64(0), lambda total, _: total + 1))
+    return max(1, min(config.train.eval_steps, -(-count // batch)))
+
+
+def _evaluation_data(strategy, config: PretrainConfig, eval_files):
+    """Held-out batches, repeated: Keras then never runs out of data in the middle of a
+    multi-step execution; `_evaluation_steps` keeps each pass to one read of the set."""
+    data_config = _data_config(config, eval_files, False)
     return strategy.distribute_datasets_from_function(
-        lambda context: pretraining_dataset(data_config, context))
+        lambda context: pretraining_dataset(data_config, context).repeat())
 
 
 def _resolve_jit(config: PretrainConfig, strategy) -> bool:
@@ -209,6 +220,7 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
 
 def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders):
     latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    eval_steps = _evaluation_steps(config, eval_files) if eval_files else None
     history: dict[str, list[float]] = {}
     if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
         print(f"albert-pretrain: {latest} is the final step; not training again")
@@ -217,20 +229,20 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
         start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
         if start_step:
             print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
-        train_data = _distributed(strategy, _data_config(config, train_files, True, start_step))
-        eval_data = (_distributed(strategy, _data_config(config, eval_files, False))
-                     if eval_files else None)
+        train_config = _data_config(config, train_files, True, start_step)
+        train_data = strategy.distribute_datasets_from_function(
+            lambda context: pretraining_dataset(train_config, context))
+        eval_data = _evaluation_data(strategy, config, eval_files) if eval_files else None
         fitted = model.fit(train_data, epochs=config.train.epochs,
                            steps_per_epoch=config.train.steps_per_epoch,
-                           validation_data=eval_data, validation_steps=config.train.eval_steps,
+                           validation_data=eval_data, validation_steps=eval_steps,
                            callbacks=_callbacks(config, strategy), verbose=config.train.verbose)
         history = fitted.history
         latest = tf.train.latest_checkpoint(folders["checkpoints"])
     metrics = {}
     if eval_files:
-        eval_data = _distributed(strategy, _data_config(config, eval_files, False))
-        metrics = model.evaluate(eval_data, steps=config.train.eval_steps, return_dict=True,
-                                 verbose=0)
+        metrics = model.evaluate(_evaluation_data(strategy, config, eval_files),
+                                 steps=eval_steps, return_dict=True, verbose=0)
         metrics = {name: float(value) for name, value in metrics.items()}
         if is_chief(strategy):
             _write_json_atomically(os.path.join(config.train.model_dir, "eval_results.json"),
