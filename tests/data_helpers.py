@@ -76,3 +76,20 @@ def vocabulary(size: int, word_start_every: int = 2, seed: int = 0) -> Vocabular
 def document_bounds(documents: list[list[list[int]]]) -> list[tuple[int, int]]:
     """(first id, last id + 1) of each document of `unique_token_documents`."""
     return [(document[0][0], document[-1][-1] + 1) for document in documents]
+
+
+def ordered_documents(num_documents: int, seed: int) -> str:
+    """Documents with structure a tiny model learns in a few hundred steps: each opens with
+    "once upon a time ." and closes with "the end .", and in between every sentence about the
+    document's topic T reads "the T <word> the T ." So a masked topic is predictable from the
+    rest of the sentence (MLM), and swapped segments show as the opening after the closing
+    (SOP)."""
+    rng = random.Random(seed)
+    words = WORDS[:24]
+    documents = []
+    for _ in range(num_documents):
+        topic = rng.choice(words)
+        middle = [f"the {topic} {rng.choice(words)} the {topic} ."
+                  for _ in range(rng.randint(2, 5))]
+        documents.append("\n".join(["once upon a time .", *middle, "the end ."]))
+    return "\n\n".join(documents) + "\n"

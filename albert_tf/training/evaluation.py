@@ -65,11 +65,14 @@ def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Seque
 
 
 def table6_row(results: Mapping[str, Mapping[str, float]]) -> dict[str, float | None]:
-    """{task: accuracy} from per-set results: MLM from the `mlm` set (else any set), NSP and
-    SOP from the sentence head on their own sets (None where not measured)."""
+    """{task: accuracy} from per-set results: MLM from the `mlm` set (else the `sop`, else the
+    `nsp` set), NSP and SOP from the sentence head on their own sets (None where not
+    measured)."""
     row: dict[str, float | None] = {task: None for task in TASKS}
-    mlm_source = results.get("mlm") or next(iter(results.values()), {})
-    row["mlm"] = mlm_source.get("mlm_accuracy")
+    for source in ("mlm", "sop", "nsp"):
+        if source in results:
+            row["mlm"] = results[source].get("mlm_accuracy")
+            break
     for task in ("nsp", "sop"):
         row[task] = results.get(task, {}).get("sentence_accuracy")
     return row

@@ -69,7 +69,9 @@ def _read_backup_counter(reader, suffix: str) -> int:
 def backup_step(backup_dir: str, steps_per_epoch: int) -> int:
     """Steps completed by the run whose Keras BackupAndRestore state is in `backup_dir`
     (0 without one): the data position a resumed run starts from."""
-    latest = tf.train.latest_checkpoint(backup_dir) if tf.io.gfile.isdir(backup_dir) else None
+    # Keras keeps the state every worker restores from in `<backup_dir>/chief`.
+    state_dir = os.path.join(backup_dir, "chief")
+    latest = tf.train.latest_checkpoint(state_dir) if tf.io.gfile.isdir(state_dir) else None
     if latest is None:
         return 0
     reader = tf.train.load_checkpoint(latest)

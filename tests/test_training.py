@@ -1,0 +1,227 @@
+"""albert-pretrain / albert-eval end to end on shards the tests build: learning, resuming after
+SIGKILL, multi-worker training, and errors before training starts."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+from data_helpers import ordered_documents
+
+from albert_tf.cli.evaluate import main as eval_main
+from albert_tf.cli.pretrain import main as pretrain_main
+from albert_tf.training.config import pretrain_config_from_mapping
+from albert_tf.training.trainer import build_pretrainer, run_pretraining
+from data_prep.cli import main as data_main
+
+SEQ, PREDICTIONS, VOCAB = 64, 10, 48
+CONFIGS = os.path.join(os.path.dirname(__file__), os.pardir, "configs")
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """SOP training shards, SOP and NSP held-out shards of ordered_documents (vocab 48)."""
+    root = tmp_path_factory.mktemp("training_shards")
+    (root / "train.txt").write_text(ordered_documents(600, seed=1))
+    (root / "heldout.txt").write_text(ordered_documents(60, seed=2))
+    assert data_main(["train-spm", "--input", str(root / "train.txt"), "--model_prefix",
+                      str(root / "spm"), "--vocab_size", str(VOCAB)]) == 0
+    for name, source, objective, dupe in (("train", "train", "sop", 2),
+                                          ("heldout_sop", "heldout", "sop", 1),
+                                          ("heldout_nsp", "heldout", "nsp", 1)):
+        assert data_main(["build", "--input", str(root / f"{source}.txt"), "--spm_model",
+                          str(root / "spm.model"), "--output_dir", str(root / name),
+                          "--sentence_objective", objective, "--dupe_factor", str(dupe),
+                          "--max_seq_length", str(SEQ), "--max_predictions_per_seq",
+                          str(PREDICTIONS), "--num_shards", "2", "--no_progress"]) == 0
+    return {name: str(root / name / "*.tfrecord")
+            for name in ("train", "heldout_sop", "heldout_nsp")}
+
+
+def run_mapping(shards, model_dir, **train):
+    """A tiny run: AdamW (LAMB's layer-wise steps are too small for a model this size to
+    learn SOP within a test's budget), jit on where it works."""
+    return {
+        "model": {"vocab_size": VOCAB, "embedding_size": 16, "hidden_size": 32,
+                  "num_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+                  "max_position_embeddings": SEQ},
+        "sentence_objective": "sop",
+        "data": {"train_files": [shards["train"]], "eval_files": [shards["heldout_sop"]],
+                 "max_seq_length": SEQ, "max_predictions_per_seq": PREDICTIONS,
+                 "shuffle_buffer": 1000},
+        "optimizer": {"type": "adamw", "learning_rate": 0.002, "warmup_steps": 20},
+        "train": {"model_dir": str(model_dir), "global_batch_size": 32, "train_steps": 400,
+                  "steps_per_epoch": 50, "steps_per_execution": 10, "backup_every_steps": 50,
+                  "eval_steps": 10, "log_every_steps": 10, "verbose": 0, **train},
+    }
+
+
+def write_config(path, mapping):
+    path.write_text(yaml.safe_dump(mapping))
+    return str(path)
+
+
+def tensorboard_tags(folder):
+    tags = set()
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name.startswith("events.out"):
+                for event in tf.compat.v1.train.summary_iterator(os.path.join(root, name)):
+                    tags.update(value.tag for value in event.summary.value)
+    return tags
+
+
+@pytest.mark.slow
+def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_path, capsys):
+    config = pretrain_config_from_mapping(run_mapping(shards, tmp_path / "run"), "test")
+    untrained = build_pretrainer(config)
+    untrained.compile(jit_compile=False)
+    from albert_tf.training.evaluation import evaluate_files
+    before = evaluate_files(untrained, config, [shards["heldout_sop"]], 32)
+
+    result = run_pretraining(config)
+    after = result.eval_metrics
+    assert result.final_step == 400 and result.checkpoint.endswith("ckpt-400")
+    assert after["mlm_loss"] < 0.8 * before["mlm_loss"], (before, after)
+    assert after["sentence_loss"] < 0.6 * before["sentence_loss"], (before, after)
+    assert after["sentence_accuracy"] > 0.75
+    saved = json.loads((tmp_path / "run" / "eval_results.json").read_text())
+    assert saved["step"] == 400 and saved["sentence_accuracy"] == pytest.approx(
+        after["sentence_accuracy"])
+    tags = tensorboard_tags(tmp_path / "run" / "tensorboard")
+    assert {"learning_rate", "examples_per_second", "epoch_mlm_accuracy",
+            "epoch_sentence_loss"} <= tags, tags
+
+    # A finished run is not trained again.
+    again = run_pretraining(config)
+    assert again.final_step == 400 and again.history == {}
+
+    output = tmp_path / "table6.json"
+    assert eval_main(["--model_dir", str(tmp_path / "run"), "--sop_files", shards["heldout_sop"],
+                      "--nsp_files", shards["heldout_nsp"], "--output", str(output)]) == 0
+    scores = json.loads(output.read_text())["accuracy"]
+    assert scores["sop"] == pytest.approx(after["sentence_accuracy"], abs=1e-6)
+    assert scores["mlm"] == pytest.approx(after["mlm_accuracy"], abs=1e-6)
+    assert 0.0 <= scores["nsp"] <= 1.0
+    assert "| MLM | NSP | SOP |" in capsys.readouterr().out
+
+
+def _pretrain_command(config_path):
+    return [sys.executable, "-m", "albert_tf.cli.pretrain", "--config", config_path]
+
+
+def _backed_up(folder) -> bool:
+    return os.path.isdir(folder) and any(name.endswith(".index") for name in os.listdir(folder))
+
+
+def _model_variables(checkpoint):
+    reader = tf.train.load_checkpoint(checkpoint)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name.startswith("model/")}
+
+
+@pytest.mark.slow
+def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_path):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    train = {"train_steps": 300, "steps_per_epoch": 100, "steps_per_execution": 1,
+             "backup_every_steps": 20, "eval_steps": 0}
+    killed = write_config(tmp_path / "killed.yaml",
+                          run_mapping(shards, tmp_path / "killed", **train))
+    straight = write_config(tmp_path / "straight.yaml",
+                            run_mapping(shards, tmp_path / "straight", **train))
+    uninterrupted = subprocess.Popen(_pretrain_command(straight), env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(_pretrain_command(killed), env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    backup = tmp_path / "killed" / "backup" / "chief"
+    deadline = time.time() + 300
+    while not _backed_up(backup) and victim.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # let it run past the first backup
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "killed" / "checkpoints" / "ckpt-300.index").exists()
+
+    resumed = subprocess.run(_pretrain_command(killed), env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming after step" in resumed.stdout
+    assert "finished at step 300" in resumed.stdout
+    assert uninterrupted.wait(timeout=600) == 0
+
+    ours = _model_variables(str(tmp_path / "killed" / "checkpoints" / "ckpt-300"))
+    reference = _model_variables(str(tmp_path / "straight" / "checkpoints" / "ckpt-300"))
+    assert ours.keys() == reference.keys()
+    assert any("optimizer" in name for name in ours)  # optimizer state is in the comparison
+    for name, value in reference.items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_process_multi_worker_run_completes(shards, tmp_path):
+    mapping = run_mapping(shards, tmp_path / "run", train_steps=20, steps_per_epoch=10,
+                          steps_per_execution=1, backup_every_steps=10, eval_steps=2)
+    mapping["distribution"] = {"strategy": "multi_worker"}
+    mapping["optimizer"]["warmup_steps"] = 5
+    config_path = write_config(tmp_path / "multi.yaml", mapping)
+    workers = [f"localhost:{_free_port()}" for _ in range(2)]
+    processes = []
+    for index in range(2):
+        tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        env = {**os.environ, "TF_CONFIG": json.dumps(tf_config), "TF_CPP_MIN_LOG_LEVEL": "2",
+               "CUDA_VISIBLE_DEVICES": ""}
+        processes.append(subprocess.Popen(_pretrain_command(config_path), env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True))
+    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    for process, output in zip(processes, outputs):
+        assert process.returncode == 0, output[-3000:]
+    assert "finished at step 20" in outputs[0]
+    assert (tmp_path / "run" / "checkpoints" / "ckpt-20.index").exists()
+    assert not any(name.startswith(".worker") for name in
+                   os.listdir(tmp_path / "run" / "checkpoints"))
+
+
+@pytest.mark.parametrize("change, expected", [
+    (["--override", "train.stepz=3"], ["stepz", "TrainConfig"]),
+    (["--override", "data.train_files=[/nowhere/*.tfrecord]"],
+     ["data.train_files", "/nowhere/*.tfrecord"]),
+    (["--override", "data.max_seq_length=32"], ["data.max_seq_length", "64", "32"]),
+])
+def test_bad_config_or_data_fails_before_training(shards, tmp_path, capsys, change, expected):
+    config_path = write_config(tmp_path / "run.yaml", run_mapping(shards, tmp_path / "run"))
+    assert pretrain_main(["--config", config_path, *change]) == 2
+    error = capsys.readouterr().err
+    for text in expected:
+        assert text in error, error
+    assert not (tmp_path / "run").exists()
+
+
+def test_config_sections_and_presets(tmp_path):
+    path = write_config(tmp_path / "run.yaml", {"model": {"preset": "tiny", "num_layers": 2},
+                                                "data": {"max_seq_length": 128},
+                                                "train": {"train_steps": 10,
+                                                          "steps_per_epoch": 5}})
+    from albert_tf.training.config import load_pretrain_config
+    config = load_pretrain_config(path, ["optimizer.warmup_steps=2", "sentence_objective=nsp"])
+    assert config.model.num_layers == 2 and config.model.hidden_size == 32  # tiny preset
+    assert config.optimizer.warmup_steps == 2 and config.sentence_objective == "nsp"
+    for paper in ("albert_base_paper", "albert_xxlarge_paper"):
+        recipe = load_pretrain_config(os.path.join(CONFIGS, "pretrain", f"{paper}.yaml"))
+        assert (recipe.train.global_batch_size, recipe.data.max_seq_length,
+                recipe.optimizer.learning_rate, recipe.train.train_steps,
+                recipe.optimizer.warmup_steps) == (4096, 512, 0.00176, 125_000, 3125)
