@@ -52,3 +52,17 @@ def test_stdlib_docstring_corpus_is_readable_input(tmp_path, capsys):
     documents = list(read_documents(part, DataPrepOptions(), report))
     assert len(documents) > 100 and all(len(d.sentences) > 1 for d in documents)
     assert report.counts == {}
+
+
+def test_heldout_documents_are_every_nth_and_disjoint(tmp_path):
+    from data_prep.local_corpus import write_corpus
+
+    documents = [[f"sentence {i} a.", f"sentence {i} b."] for i in range(10)]
+    written = write_corpus(iter(documents), str(tmp_path / "corpus" / "train.txt"),
+                           heldout_path=str(tmp_path / "heldout.txt"), heldout_every=3)
+    assert (written["documents"], written["heldout_documents"]) == (7, 3)
+    train = (tmp_path / "corpus" / "train.txt").read_text().strip().split("\n\n")
+    heldout = (tmp_path / "heldout.txt").read_text().strip().split("\n\n")
+    assert [block.split("\n")[0] for block in heldout] == [
+        "sentence 2 a.", "sentence 5 a.", "sentence 8 a."]
+    assert sorted(train + heldout) == sorted("\n".join(d) for d in documents)
