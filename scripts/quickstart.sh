@@ -7,7 +7,10 @@
 # resumes or is left as it is). Extra arguments go to albert-pretrain, e.g.
 #   scripts/quickstart.sh --override train.train_steps=400
 set -euo pipefail
-bin="${ALBERT_BIN:-$(dirname "$(command -v albert-pretrain || echo .venv/bin/albert-pretrain)")}"
+# The commands of the venv the README's main command makes, else the ones on PATH.
+if [ -n "${ALBERT_BIN:-}" ]; then bin="$ALBERT_BIN"
+elif [ -x .venv/bin/albert-pretrain ]; then bin=.venv/bin
+else bin="$(dirname "$(command -v albert-pretrain)")"; fi
 out=quickstart
 mkdir -p "$out"
 
