@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 import yaml
 from data_helpers import ordered_documents
 
@@ -225,3 +226,16 @@ def test_config_sections_and_presets(tmp_path):
         assert (recipe.train.global_batch_size, recipe.data.max_seq_length,
                 recipe.optimizer.learning_rate, recipe.train.train_steps,
                 recipe.optimizer.warmup_steps) == (4096, 512, 0.00176, 125_000, 3125)
+
+
+@pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_runs_train_and_eval(shards, tmp_path, precision):
+    """The TPU (bf16) and GPU (fp16, with loss scaling) policies run the same path on CPU."""
+    mapping = run_mapping(shards, tmp_path / "run", train_steps=4, steps_per_epoch=2,
+                          steps_per_execution=2, backup_every_steps=2, eval_steps=1,
+                          precision=precision, jit_compile=False)
+    mapping["optimizer"]["warmup_steps"] = 1
+    result = run_pretraining(pretrain_config_from_mapping(mapping, "test"))
+    assert result.final_step == 4
+    assert np.isfinite(result.eval_metrics["loss"])
+    assert tf_keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
