@@ -35,3 +35,16 @@ def tiny_encoder(tiny_config):
     encoder = AlbertEncoder(tiny_config)
     randomize_weights(encoder, seed=0)
     return encoder
+
+
+@pytest.fixture(scope="session")
+def two_cpu_strategy():
+    """One MirroredStrategy over the two logical CPUs for every test that needs one.
+
+    Separate MirroredStrategy instances in one process hand out the same collective instance
+    keys, so a second instance's all-reduce can meet the first one's in TensorFlow's
+    collective executor ("Shape mismatch in the collective instance"); sharing one avoids it.
+    """
+    devices = [device.name for device in tf.config.list_logical_devices("CPU")][:2]
+    assert len(devices) == 2, "two logical CPU devices are set up above"
+    return tf.distribute.MirroredStrategy(devices)

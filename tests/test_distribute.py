@@ -17,6 +17,8 @@ def test_default_strategy_is_one_replica_and_can_use_xla():
 
 
 def test_mirrored_over_two_cpus_has_two_replicas_and_no_xla():
+    # Built by name here but never run: a second running MirroredStrategy would collide
+    # with conftest's (see two_cpu_strategy).
     cpus = [device.name for device in tf.config.list_logical_devices("CPU")[:2]]
     strategy = create_strategy(DistributionConfig("mirrored", devices=cpus))
     assert strategy.num_replicas_in_sync == 2

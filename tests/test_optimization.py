@@ -155,13 +155,10 @@ def test_sparse_gradient_equals_dense():
     assert not np.allclose(sparse_var.numpy()[0], table[0])  # untouched rows decay too
 
 
-def test_replica_gradients_are_summed_before_clipping():
-    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
-    if len(devices) < 2:
-        pytest.skip("needs two logical CPU devices (tests/conftest.py)")
+def test_replica_gradients_are_summed_before_clipping(two_cpu_strategy):
     init = random_weights()["encoder/dense/kernel"]
     per_replica = [g["encoder/dense/kernel"] * 100.0 for g in random_grads(2, seed=5)]
-    strategy = tf.distribute.MirroredStrategy(devices)
+    strategy = two_cpu_strategy
     with strategy.scope():
         kernel = tf.Variable(init, name="dense/kernel")
         optimizer = Lamb(learning_rate=0.1, global_clipnorm=1.0)
