@@ -105,8 +105,10 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
     assert again.final_step == 400 and again.history == {}
 
     output = tmp_path / "table6.json"
+    # The run evaluated whole batches only: 3 of 32 from the ~100 held-out examples.
     assert eval_main(["--model_dir", str(tmp_path / "run"), "--sop_files", shards["heldout_sop"],
-                      "--nsp_files", shards["heldout_nsp"], "--output", str(output)]) == 0
+                      "--nsp_files", shards["heldout_nsp"], "--output", str(output),
+                      "--batch_size", "32", "--max_batches", "3"]) == 0
     scores = json.loads(output.read_text())["accuracy"]
     assert scores["sop"] == pytest.approx(after["sentence_accuracy"], abs=1e-6)
     assert scores["mlm"] == pytest.approx(after["mlm_accuracy"], abs=1e-6)
@@ -131,7 +133,7 @@ def _model_variables(checkpoint):
 @pytest.mark.slow
 def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_path):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
-    train = {"train_steps": 300, "steps_per_epoch": 100, "steps_per_execution": 1,
+    train = {"train_steps": 200, "steps_per_epoch": 100, "steps_per_execution": 1,
              "backup_every_steps": 20, "eval_steps": 0}
     killed = write_config(tmp_path / "killed.yaml",
                           run_mapping(shards, tmp_path / "killed", **train))
@@ -149,17 +151,17 @@ def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_p
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert victim.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    assert not (tmp_path / "killed" / "checkpoints" / "ckpt-300.index").exists()
+    assert not (tmp_path / "killed" / "checkpoints" / "ckpt-200.index").exists()
 
     resumed = subprocess.run(_pretrain_command(killed), env=env, capture_output=True, text=True,
                              timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resuming after step" in resumed.stdout
-    assert "finished at step 300" in resumed.stdout
+    assert "finished at step 200" in resumed.stdout
     assert uninterrupted.wait(timeout=600) == 0
 
-    ours = _model_variables(str(tmp_path / "killed" / "checkpoints" / "ckpt-300"))
-    reference = _model_variables(str(tmp_path / "straight" / "checkpoints" / "ckpt-300"))
+    ours = _model_variables(str(tmp_path / "killed" / "checkpoints" / "ckpt-200"))
+    reference = _model_variables(str(tmp_path / "straight" / "checkpoints" / "ckpt-200"))
     assert ours.keys() == reference.keys()
     assert any("optimizer" in name for name in ours)  # optimizer state is in the comparison
     for name, value in reference.items():

@@ -99,19 +99,26 @@ def _data_config(config: PretrainConfig, files, is_training: bool,
 
 
 def _evaluation_steps(config: PretrainConfig, eval_files) -> int:
-    """`train.eval_steps`, or fewer when the held-out set has fewer batches (counted)."""
+    """`train.eval_steps`, or fewer when the held-out set has fewer full batches (counted), so
+    one evaluation reads no example twice (unless the set is smaller than one batch)."""
     batch = config.train.global_batch_size
     records = tf.data.TFRecordDataset(eval_files).take(config.train.eval_steps * batch)
     count = int(records.reduce(np.int64(0), lambda total, _: total + 1))
-    return max(1, min(config.train.eval_steps, -(-count // batch)))
+    return max(1, min(config.train.eval_steps, count // batch))
 
 
 def _evaluation_data(strategy, config: PretrainConfig, eval_files):
-    """Held-out batches, repeated: Keras then never runs out of data in the middle of a
-    multi-step execution; `_evaluation_steps` keeps each pass to one read of the set."""
+    """Held-out batches, all full (static shapes, for TPUs) and endless: Keras then never
+    runs out of data in the middle of a multi-step execution; `_evaluation_steps` bounds a
+    pass."""
     data_config = _data_config(config, eval_files, False)
-    return strategy.distribute_datasets_from_function(
-        lambda context: pretraining_dataset(data_config, context).repeat())
+
+    def dataset_fn(context):
+        batch_size = context.get_per_replica_batch_size(config.train.global_batch_size)
+        examples = pretraining_dataset(data_config, context).unbatch().repeat()
+        return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+    return strategy.distribute_datasets_from_function(dataset_fn)
 
 
 def _resolve_jit(config: PretrainConfig, strategy) -> bool:
