@@ -28,3 +28,20 @@ def encoder_training_flops(config: AlbertConfig, batch_size: int, seq_length: in
     """FLOPs of one forward + backward pass of the encoder over a full batch."""
     return (TRAINING_TO_FORWARD * batch_size * seq_length
             * encoder_forward_flops_per_token(config, seq_length))
+
+
+def masked_lm_forward_flops_per_prediction(config: AlbertConfig) -> int:
+    """Forward FLOPs of the MLM head at one masked position: the H -> E transform and the
+    logits against the tied V x E word embeddings."""
+    embedding = config.embedding_size
+    return 2 * config.hidden_size * embedding + 2 * embedding * config.vocab_size
+
+
+def pretraining_step_flops(config: AlbertConfig, batch_size: int, seq_length: int,
+                           num_predictions: int) -> int:
+    """FLOPs of one pretraining step (forward + backward): the encoder over every token and
+    the MLM head over `num_predictions` masked positions per sequence. The sentence head, the
+    pooler and the optimizer update are negligible and not counted."""
+    forward = (batch_size * seq_length * encoder_forward_flops_per_token(config, seq_length)
+               + batch_size * num_predictions * masked_lm_forward_flops_per_prediction(config))
+    return TRAINING_TO_FORWARD * forward
