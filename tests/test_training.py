@@ -241,3 +241,18 @@ def test_mixed_precision_runs_train_and_eval(shards, tmp_path, precision):
     assert result.final_step == 4
     assert np.isfinite(result.eval_metrics["loss"])
     assert tf_keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
+
+
+def test_a_run_writes_to_a_remote_model_dir(shards):
+    """model_dir may be any TensorFlow filesystem (gs:// on TPUs): here the in-memory ram://."""
+    mapping = run_mapping(shards, "ram://albert_run", train_steps=4, steps_per_epoch=2,
+                          steps_per_execution=2, backup_every_steps=2, eval_steps=1,
+                          jit_compile=False)
+    mapping["optimizer"]["warmup_steps"] = 1
+    result = run_pretraining(pretrain_config_from_mapping(mapping, "test"))
+    assert result.checkpoint == "ram://albert_run/checkpoints/ckpt-4"
+    assert tf.io.gfile.exists("ram://albert_run/config.yaml")
+    assert json.loads(tf.io.gfile.GFile("ram://albert_run/eval_results.json").read())["step"] == 4
+    from albert_tf.training.evaluation import load_pretrainer
+    model, config, checkpoint = load_pretrainer("ram://albert_run")
+    assert checkpoint == result.checkpoint and config.train.train_steps == 4

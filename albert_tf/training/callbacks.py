@@ -4,7 +4,6 @@ that Keras does not log itself (learning rate, throughput)."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import tensorflow as tf
@@ -52,7 +51,7 @@ class StepCheckpoint(tf_keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         self._manager.save(checkpoint_number=int(self.model.optimizer.iterations.numpy()))
         if not self.is_chief:
-            shutil.rmtree(self._write_directory(), ignore_errors=True)
+            tf.io.gfile.rmtree(self._write_directory())
 
 
 class TrainingScalars(tf_keras.callbacks.Callback):

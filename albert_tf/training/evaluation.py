@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import tensorflow as tf
 
-from albert_tf.config import ConfigError, load_yaml_mapping
+from albert_tf.config import ConfigError, parse_yaml
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import check_pretraining_files
 from albert_tf.models.pretrainer import AlbertPretrainer
@@ -31,7 +31,9 @@ def load_run_config(model_dir: str) -> PretrainConfig:
     if not tf.io.gfile.exists(path):
         raise ConfigError(f"{path}: no such file; is {model_dir} a folder albert-pretrain "
                           f"wrote?")
-    return pretrain_config_from_mapping(load_yaml_mapping(path), path)
+    with tf.io.gfile.GFile(path) as f:  # model_dir may be remote (gs://)
+        mapping = parse_yaml(f.read())
+    return pretrain_config_from_mapping(mapping, path)
 
 
 def load_pretrainer(model_dir: str, checkpoint: str | None = None) -> tuple[AlbertPretrainer,

@@ -21,7 +21,6 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 
 import numpy as np
 import tensorflow as tf
@@ -36,6 +35,7 @@ from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
 from albert_tf.training.config import PretrainConfig
+from data_prep.files import atomic_write_bytes
 
 
 @dataclasses.dataclass
@@ -182,20 +182,14 @@ def _callbacks(config: PretrainConfig, strategy) -> list[tf_keras.callbacks.Call
     ]
 
 
-def _write_json_atomically(path: str, value) -> None:
-    directory = os.path.dirname(path)
-    with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-    os.replace(f.name, path)
+def _write_text(path: str, text: str) -> None:
+    """Atomically, on local disk or any TensorFlow filesystem (a model_dir may be gs://)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def save_run_config(config: PretrainConfig) -> None:
-    path = os.path.join(config.train.model_dir, "config.yaml")
-    text = yaml.safe_dump(config.to_dict(), sort_keys=False)
-    with tempfile.NamedTemporaryFile("w", dir=config.train.model_dir, delete=False,
-                                     suffix=".tmp") as f:
-        f.write(text)
-    os.replace(f.name, path)
+    _write_text(os.path.join(config.train.model_dir, "config.yaml"),
+                yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
 def run_pretraining(config: PretrainConfig) -> PretrainResult:
@@ -210,7 +204,7 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
                                           "data.eval_files")
                   if config.data.eval_files and config.train.eval_steps else [])
     folders = run_folders(config.train.model_dir)
-    os.makedirs(config.train.model_dir, exist_ok=True)
+    tf.io.gfile.makedirs(config.train.model_dir)
     if is_chief(strategy):
         save_run_config(config)
     tf_keras.utils.set_random_seed(config.train.seed)
@@ -254,7 +248,8 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
                                  steps=eval_steps, return_dict=True, verbose=0)
         metrics = {name: float(value) for name, value in metrics.items()}
         if is_chief(strategy):
-            _write_json_atomically(os.path.join(config.train.model_dir, "eval_results.json"),
-                                   {"step": checkpoint_step(latest), **metrics})
+            _write_text(os.path.join(config.train.model_dir, "eval_results.json"),
+                        json.dumps({"step": checkpoint_step(latest), **metrics}, indent=2,
+                                   sort_keys=True))
     return PretrainResult(final_step=int(model.optimizer.iterations.numpy()),
                           checkpoint=latest, eval_metrics=metrics, history=history)
