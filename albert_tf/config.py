@@ -191,6 +191,34 @@ def translate_original_config(mapping: Mapping[str, Any], source: str) -> dict[s
     return translated
 
 
+# The released configs' extra keys with the values every released model has.
+_ORIGINAL_DEFAULTS = {"net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0,
+                      "down_scale_factor": 1}
+_ORIGINAL_EPSILON = 1e-12  # hard-coded in the original code, not a config field
+
+
+def to_original_config(config: AlbertConfig) -> dict[str, Any]:
+    """`config` as an original `albert_config.json` mapping; a ConfigError names any field
+    the original code cannot express (it shares whole layers, uses the tanh GELU or ReLU and
+    a LayerNorm epsilon of 1e-12)."""
+    if config.sharing not in ("all", "none"):
+        raise ConfigError(f"{_field('sharing')} '{config.sharing}' has no original ALBERT "
+                          f"equivalent (the original shares whole layers within a group)")
+    if config.layer_norm_epsilon != _ORIGINAL_EPSILON:
+        raise ConfigError(f"{_field('layer_norm_epsilon')} must be {_ORIGINAL_EPSILON} for the "
+                          f"original code, got {config.layer_norm_epsilon}")
+    activations = {"gelu_tanh": "gelu", "relu": "relu"}
+    if config.hidden_activation not in activations:
+        raise ConfigError(f"{_field('hidden_activation')} '{config.hidden_activation}' has no "
+                          f"original ALBERT name (it has 'gelu' = gelu_tanh and 'relu')")
+    values = config.to_dict()
+    values["hidden_activation"] = activations[config.hidden_activation]
+    if config.sharing == "none":  # BERT: one group per layer
+        values["num_groups"] = config.num_layers
+    original = {key: values[ours] for key, ours in _ORIGINAL_FIELDS.items()}
+    return {**original, **_ORIGINAL_DEFAULTS}
+
+
 class _YamlLoader(yaml.SafeLoader):
     """SafeLoader that also reads `1e-3` as a float (YAML 1.1 wants `1.0e-3`)."""
 

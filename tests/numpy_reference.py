@@ -71,3 +71,22 @@ def albert_forward(weights, word_ids, mask, type_ids, num_layers, num_heads):
             outputs.append(x)
     pooled = np.tanh(x[:, 0] @ weights["pooler"][0] + weights["pooler"][1])
     return x, pooled, outputs
+
+
+def log_softmax(x):
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def masked_lm_log_probs(sequence, positions, head, word_embeddings, activation=gelu_tanh):
+    """Log-probabilities over the vocabulary at `positions` (batch, P): gather, dense H -> E
+    with the activation, LayerNorm, tied output embedding plus bias."""
+    gathered = np.take_along_axis(sequence, positions[..., None], axis=1)
+    hidden = activation(gathered @ head["dense"][0] + head["dense"][1])
+    hidden = layer_norm(hidden, *head["ln"])
+    return log_softmax(hidden @ word_embeddings.T + head["output_bias"])
+
+
+def sentence_logits(pooled, output_weights, output_bias):
+    """The 2-way SOP/NSP logits; the original stores the weights as [2, H]."""
+    return pooled @ output_weights.T + output_bias

@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     from albert_tf.data.validation import DataError
-    from albert_tf.training.evaluation import evaluate_files, load_pretrainer, table6_row
+    from albert_tf.checkpoints.native import load_pretrainer
+    from albert_tf.training.evaluation import evaluate_files, table6_row
 
     try:
         model, config, checkpoint = load_pretrainer(args.model_dir, args.checkpoint)

@@ -10,45 +10,14 @@ head, so only its MLM accuracy exists.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Mapping, Sequence
 
-import tensorflow as tf
-
-from albert_tf.config import ConfigError, parse_yaml
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import check_pretraining_files
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
-from albert_tf.training.trainer import build_pretrainer, run_folders
+from albert_tf.training.config import PretrainConfig
 
 TASKS = ("mlm", "nsp", "sop")
-
-
-def load_run_config(model_dir: str) -> PretrainConfig:
-    """The resolved configuration `albert-pretrain` wrote into `model_dir`."""
-    path = os.path.join(model_dir, "config.yaml")
-    if not tf.io.gfile.exists(path):
-        raise ConfigError(f"{path}: no such file; is {model_dir} a folder albert-pretrain "
-                          f"wrote?")
-    with tf.io.gfile.GFile(path) as f:  # model_dir may be remote (gs://)
-        mapping = parse_yaml(f.read())
-    return pretrain_config_from_mapping(mapping, path)
-
-
-def load_pretrainer(model_dir: str, checkpoint: str | None = None) -> tuple[AlbertPretrainer,
-                                                                            PretrainConfig, str]:
-    """The model of run `model_dir` with `checkpoint` (default: the run's latest) restored."""
-    config = load_run_config(model_dir)
-    checkpoint = checkpoint or tf.train.latest_checkpoint(run_folders(model_dir)["checkpoints"])
-    if checkpoint is None:
-        raise ConfigError(f"{model_dir}: no checkpoint in {run_folders(model_dir)['checkpoints']}")
-    model = build_pretrainer(config)
-    status = tf.train.Checkpoint(model=model).restore(checkpoint)
-    status.expect_partial()  # the optimizer state is not needed here
-    status.assert_existing_objects_matched()
-    model.compile(jit_compile=False)
-    return model, config, checkpoint
 
 
 def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],

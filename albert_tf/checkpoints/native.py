@@ -1,0 +1,127 @@
+"""Our own model folder: what `albert-pretrain` writes and what `albert-convert` produces.
+
+A model folder holds `config.yaml` (the run config: the model section and the sentence
+objective are what loading needs), `checkpoints/ckpt-<step>` (a `tf.train.Checkpoint` with
+the model under `model`, the encoder under `model/encoder`) and, for converted models,
+`conversion.json` (where the weights came from, which heads they include) and the
+SentencePiece model. An encoder-only checkpoint (no pretraining heads in the source) is saved
+under the same `model/encoder` path, so the encoder of any folder loads the same way.
+
+Loading compares the checkpoint with the model built from `config.yaml` first and reports every
+missing, unexpected or mis-shaped variable (`reading.restore_checked`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any, Mapping
+
+import tensorflow as tf
+import yaml
+
+from albert_tf.checkpoints.reading import CheckpointError, restore_checked
+from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
+from albert_tf.config import ConfigError, parse_yaml
+from albert_tf.models.encoder import AlbertEncoder
+from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.training.callbacks import CHECKPOINT_PREFIX
+from albert_tf.training.config import DataConfig, PretrainConfig, pretrain_config_from_mapping
+from albert_tf.training.trainer import build_pretrainer, run_folders
+
+CONFIG_FILE = "config.yaml"
+CONVERSION_FILE = "conversion.json"
+_HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
+
+
+def load_run_config(model_dir: str) -> PretrainConfig:
+    """The configuration stored in model folder `model_dir`."""
+    path = os.path.join(model_dir, CONFIG_FILE)
+    if not tf.io.gfile.exists(path):
+        raise ConfigError(f"{path}: no such file; is {model_dir} a model folder written by "
+                          f"albert-pretrain or albert-convert?")
+    with tf.io.gfile.GFile(path) as f:  # model_dir may be remote (gs://)
+        mapping = parse_yaml(f.read())
+    return pretrain_config_from_mapping(mapping, path)
+
+
+def latest_checkpoint(model_dir: str, checkpoint: str | None = None) -> str:
+    """`checkpoint` if given, else the folder's newest `checkpoints/ckpt-<step>`."""
+    checkpoint = checkpoint or tf.train.latest_checkpoint(run_folders(model_dir)["checkpoints"])
+    if checkpoint is None:
+        raise CheckpointError(f"{model_dir}: no checkpoint in "
+                              f"{run_folders(model_dir)['checkpoints']}")
+    return checkpoint
+
+
+def load_pretrainer(model_dir: str, checkpoint: str | None = None
+                    ) -> tuple[AlbertPretrainer, PretrainConfig, str]:
+    """(model with its heads, config, checkpoint path) of model folder `model_dir`."""
+    config = load_run_config(model_dir)
+    checkpoint = latest_checkpoint(model_dir, checkpoint)
+    model = build_pretrainer(config)
+    restore_checked(tf.train.Checkpoint(model=model), checkpoint,
+                    _model_weights(model))
+    model.compile(jit_compile=False)
+    return model, config, checkpoint
+
+
+def load_encoder(model_dir: str, checkpoint: str | None = None
+                 ) -> tuple[AlbertEncoder, PretrainConfig, str]:
+    """(encoder, config, checkpoint path) of model folder `model_dir`, heads or not."""
+    config = load_run_config(model_dir)
+    checkpoint = latest_checkpoint(model_dir, checkpoint)
+    encoder = AlbertEncoder(config.model)
+    ids = tf.zeros((1, 2), tf.int32)
+    encoder({"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids})
+    restore_checked(tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)), checkpoint,
+                    encoder.weights, ignored=_HEAD_KEYS)
+    return encoder, config, checkpoint
+
+
+def _model_weights(model: AlbertPretrainer) -> list[tf.Variable]:
+    """The model's weights without its metric accumulators."""
+    metric_ids = {id(variable) for metric in model.metrics for variable in metric.variables}
+    return [variable for variable in model.weights if id(variable) not in metric_ids]
+
+
+def save_model_folder(model: AlbertEncoder | AlbertPretrainer, output_dir: str,
+                      global_step: int = 0, conversion: Mapping[str, Any] | None = None,
+                      spm_model: str | None = None, max_seq_length: int = 512) -> str:
+    """Writes `model` as a model folder (atomically); returns the checkpoint path.
+
+    Args:
+        model: a built encoder (saved without heads) or pretrainer.
+        output_dir: a new or empty local folder.
+        global_step: the step the weights were trained for (names the checkpoint).
+        conversion: facts about the source, stored in `conversion.json`.
+        spm_model: a SentencePiece model to copy into the folder.
+        max_seq_length: the sequence length recorded in the config's data section.
+    """
+    if isinstance(model, AlbertPretrainer):
+        objective, root = model.sentence_objective, tf.train.Checkpoint(model=model)
+    else:
+        objective = "none"
+        root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=model))
+    config = PretrainConfig(model=model.config, sentence_objective=objective,
+                            data=DataConfig(max_seq_length=min(
+                                max_seq_length, model.config.max_position_embeddings)))
+    name = f"{CHECKPOINT_PREFIX}-{global_step}"
+    with staged_folder(output_dir) as staging:
+        with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
+            yaml.safe_dump(config.to_dict(), f, sort_keys=False)
+        checkpoints = run_folders(staging)["checkpoints"]
+        os.makedirs(checkpoints)
+        root.write(os.path.join(checkpoints, name))
+        write_checkpoint_state(checkpoints, name)
+        facts = {**(conversion or {}), "global_step": int(global_step),
+                 "masked_lm_head": isinstance(model, AlbertPretrainer),
+                 "sentence_objective": objective}
+        if spm_model:
+            shutil.copyfile(spm_model, os.path.join(staging, os.path.basename(spm_model)))
+            facts["spm_model"] = os.path.basename(spm_model)
+        with open(os.path.join(staging, CONVERSION_FILE), "w", encoding="utf-8") as f:
+            json.dump(facts, f, indent=2)
+            f.write("\n")
+    return os.path.join(run_folders(os.path.abspath(output_dir))["checkpoints"], name)

@@ -1,0 +1,276 @@
+"""Original TF1 checkpoints: written here from numpy with the original names, read into our
+model, checked against the numpy forward pass, and written back unchanged."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import numpy_reference as ref
+from albert_tf.checkpoints import CheckpointError
+from albert_tf.checkpoints.original import load_original, read_original, save_original
+from albert_tf.checkpoints.reading import read_arrays
+
+# An all-shared ALBERT with several groups and inner groups and E != H, as in the released
+# albert_config.json format (including the keys the model ignores).
+ORIGINAL_CONFIG = {
+    "attention_probs_dropout_prob": 0.0, "hidden_act": "gelu", "hidden_dropout_prob": 0.0,
+    "embedding_size": 12, "hidden_size": 24, "initializer_range": 0.02,
+    "intermediate_size": 40, "max_position_embeddings": 20, "num_attention_heads": 4,
+    "num_hidden_layers": 3, "num_hidden_groups": 2, "net_structure_type": 0, "gap_size": 0,
+    "num_memory_blocks": 0, "inner_group_num": 2, "down_scale_factor": 1,
+    "type_vocab_size": 2, "vocab_size": 61}
+GLOBAL_STEP = 12345
+
+
+def original_arrays_from_numpy(config, seed=0, heads=True):
+    """{original name: array} at a trained-model scale (not the 0.02 init, under which every
+    layer is nearly linear and activation mistakes hide)."""
+    rng = np.random.default_rng(seed)
+    vocab, emb, hidden = config["vocab_size"], config["embedding_size"], config["hidden_size"]
+    inter = config["intermediate_size"]
+
+    def kernel(rows, cols):
+        return rng.standard_normal((rows, cols)) / np.sqrt(rows)
+
+    def vector(size, center=0.0):
+        return center + 0.2 * rng.standard_normal(size)
+
+    arrays = {
+        "bert/embeddings/word_embeddings": 0.5 * rng.standard_normal((vocab, emb)),
+        "bert/embeddings/token_type_embeddings": 0.5 * rng.standard_normal((2, emb)),
+        "bert/embeddings/position_embeddings": 0.5 * rng.standard_normal(
+            (config["max_position_embeddings"], emb)),
+        "bert/embeddings/LayerNorm/gamma": vector(emb, 1.0),
+        "bert/embeddings/LayerNorm/beta": vector(emb),
+        "bert/encoder/embedding_hidden_mapping_in/kernel": kernel(emb, hidden),
+        "bert/encoder/embedding_hidden_mapping_in/bias": vector(hidden),
+        "bert/pooler/dense/kernel": kernel(hidden, hidden),
+        "bert/pooler/dense/bias": vector(hidden),
+    }
+    for group in range(config["num_hidden_groups"]):
+        for inner in range(config["inner_group_num"]):
+            prefix = f"bert/encoder/transformer/group_{group}/inner_group_{inner}/"
+            for part in ("self/query", "self/key", "self/value", "output/dense"):
+                arrays[f"{prefix}attention_1/{part}/kernel"] = kernel(hidden, hidden)
+                arrays[f"{prefix}attention_1/{part}/bias"] = vector(hidden)
+            arrays[f"{prefix}ffn_1/intermediate/dense/kernel"] = kernel(hidden, inter)
+            arrays[f"{prefix}ffn_1/intermediate/dense/bias"] = vector(inter)
+            arrays[f"{prefix}ffn_1/intermediate/output/dense/kernel"] = kernel(inter, hidden)
+            arrays[f"{prefix}ffn_1/intermediate/output/dense/bias"] = vector(hidden)
+            for norm in ("LayerNorm", "LayerNorm_1"):
+                arrays[f"{prefix}{norm}/gamma"] = vector(hidden, 1.0)
+                arrays[f"{prefix}{norm}/beta"] = vector(hidden)
+    if heads:
+        arrays.update({
+            "cls/predictions/transform/dense/kernel": kernel(hidden, emb),
+            "cls/predictions/transform/dense/bias": vector(emb),
+            "cls/predictions/transform/LayerNorm/gamma": vector(emb, 1.0),
+            "cls/predictions/transform/LayerNorm/beta": vector(emb),
+            "cls/predictions/output_bias": vector(vocab),
+            "cls/seq_relationship/output_weights": kernel(2, hidden),
+            "cls/seq_relationship/output_bias": vector(2),
+        })
+    return {name: value.astype(np.float32) for name, value in arrays.items()}
+
+
+def write_tf1_checkpoint(folder, arrays, config, global_step=GLOBAL_STEP, slots=True):
+    """What the original code leaves behind: a TF1 Saver checkpoint (with LAMB/Adam slots
+    and global_step), its `checkpoint` file and albert_config.json."""
+    os.makedirs(folder, exist_ok=True)
+    with tf.Graph().as_default():
+        variables = {name: tf.compat.v1.Variable(value, name=name)
+                     for name, value in arrays.items()}
+        if slots:
+            for name, value in arrays.items():
+                for slot in ("adam_m", "adam_v"):
+                    variables[f"{name}/{slot}"] = tf.compat.v1.Variable(
+                        np.abs(value) * 0.01, name=f"{name}/{slot}")
+        variables["global_step"] = tf.compat.v1.Variable(
+            np.int64(global_step), name="global_step")
+        saver = tf.compat.v1.train.Saver(var_list=variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            prefix = saver.save(session, os.path.join(folder, "model.ckpt"),
+                                global_step=global_step)
+    with open(os.path.join(folder, "albert_config.json"), "w") as f:
+        json.dump(config, f)
+    return prefix
+
+
+def numpy_forward(arrays, config, inputs, positions):
+    """The independent reference: (sequence, pooled, MLM log-probs, sentence logits)."""
+    weights = {
+        "embeddings": {
+            "word": arrays["bert/embeddings/word_embeddings"],
+            "position": arrays["bert/embeddings/position_embeddings"],
+            "token_type": arrays["bert/embeddings/token_type_embeddings"],
+            "ln_gamma": arrays["bert/embeddings/LayerNorm/gamma"],
+            "ln_beta": arrays["bert/embeddings/LayerNorm/beta"]},
+        "projection": (arrays["bert/encoder/embedding_hidden_mapping_in/kernel"],
+                       arrays["bert/encoder/embedding_hidden_mapping_in/bias"]),
+        "pooler": (arrays["bert/pooler/dense/kernel"], arrays["bert/pooler/dense/bias"]),
+        "groups": []}
+    for group in range(config["num_hidden_groups"]):
+        blocks = []
+        for inner in range(config["inner_group_num"]):
+            p = f"bert/encoder/transformer/group_{group}/inner_group_{inner}/"
+
+            def pair(name, p=p):
+                return arrays[f"{p}{name}/kernel"], arrays[f"{p}{name}/bias"]
+
+            blocks.append({
+                "q": pair("attention_1/self/query"), "k": pair("attention_1/self/key"),
+                "v": pair("attention_1/self/value"), "o": pair("attention_1/output/dense"),
+                "ln1": (arrays[f"{p}LayerNorm/gamma"], arrays[f"{p}LayerNorm/beta"]),
+                "ffn_in": pair("ffn_1/intermediate/dense"),
+                "ffn_out": pair("ffn_1/intermediate/output/dense"),
+                "ln2": (arrays[f"{p}LayerNorm_1/gamma"], arrays[f"{p}LayerNorm_1/beta"])})
+        weights["groups"].append(blocks)
+    weights = {key: _float64(value) for key, value in weights.items()}
+    sequence, pooled, _ = ref.albert_forward(
+        weights, inputs["input_word_ids"].numpy(), inputs["input_mask"].numpy(),
+        inputs["input_type_ids"].numpy(), config["num_hidden_layers"],
+        config["num_attention_heads"])
+    head = _float64({"dense": (arrays["cls/predictions/transform/dense/kernel"],
+                               arrays["cls/predictions/transform/dense/bias"]),
+                     "ln": (arrays["cls/predictions/transform/LayerNorm/gamma"],
+                            arrays["cls/predictions/transform/LayerNorm/beta"]),
+                     "output_bias": arrays["cls/predictions/output_bias"]})
+    log_probs = ref.masked_lm_log_probs(
+        sequence, positions, head, arrays["bert/embeddings/word_embeddings"].astype(np.float64))
+    logits = ref.sentence_logits(pooled, arrays["cls/seq_relationship/output_weights"],
+                                 arrays["cls/seq_relationship/output_bias"])
+    return sequence, pooled, log_probs, logits
+
+
+def _float64(value):
+    if isinstance(value, dict):
+        return {key: _float64(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_float64(item) for item in value)
+    return np.asarray(value, np.float64)
+
+
+@pytest.fixture(scope="module")
+def original_checkpoint(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("albert_base_v2"))
+    arrays = original_arrays_from_numpy(ORIGINAL_CONFIG)
+    write_tf1_checkpoint(folder, arrays, ORIGINAL_CONFIG)
+    return folder, arrays
+
+
+@pytest.fixture(scope="module")
+def loaded(original_checkpoint):
+    folder, _ = original_checkpoint
+    return load_original(folder)
+
+
+def test_loaded_model_matches_numpy_forward(original_checkpoint, loaded):
+    from helpers import random_inputs
+
+    _, arrays = original_checkpoint
+    model, config, step = loaded
+    assert (config.num_groups, config.inner_group_num, config.num_layers) == (2, 2, 3)
+    assert step == GLOBAL_STEP
+    inputs = random_inputs([11, 7, 3], seq_length=11, vocab_size=61, seed=3, type_split=5)
+    positions = np.array([[1, 4, 9], [0, 2, 6], [1, 2, 0]], np.int32)
+    outputs = model({**inputs, "masked_lm_positions": positions}, training=False)
+    encoded = model.encoder(inputs, training=False)
+    sequence, pooled, log_probs, logits = numpy_forward(arrays, ORIGINAL_CONFIG, inputs,
+                                                        positions)
+    mask = inputs["input_mask"].numpy()[..., None]  # padded positions carry no meaning
+    np.testing.assert_allclose(encoded["sequence_output"] * mask, sequence * mask, atol=1e-5)
+    np.testing.assert_allclose(encoded["pooled_output"], pooled, atol=1e-5)
+    np.testing.assert_allclose(tf.nn.log_softmax(outputs["mlm_logits"]), log_probs, atol=1e-5)
+    np.testing.assert_allclose(outputs["sentence_logits"], logits, atol=1e-5)
+    assert np.abs(pooled).max() > 0.3 and np.std(log_probs) > 0.3  # far from the linear regime
+
+
+def test_original_round_trip_is_exact(original_checkpoint, loaded, tmp_path):
+    folder, arrays = original_checkpoint
+    model, _, step = loaded
+    prefix = save_original(model, str(tmp_path / "exported"), global_step=step)
+    written = read_arrays(prefix)
+    assert set(written) == set(arrays) | {"global_step"}
+    for name, value in arrays.items():
+        assert written[name].dtype == np.float32
+        np.testing.assert_array_equal(written[name], value, err_msg=name)
+    assert int(written["global_step"]) == GLOBAL_STEP
+    with open(tmp_path / "exported" / "albert_config.json") as f:
+        assert json.load(f) == ORIGINAL_CONFIG
+    # The written folder is itself an original checkpoint folder.
+    config, again, _ = read_original(str(tmp_path / "exported"))
+    assert config == loaded[1]
+
+
+def test_reports_every_missing_unexpected_and_misshaped_variable(tmp_path):
+    arrays = original_arrays_from_numpy(ORIGINAL_CONFIG, heads=True)
+    del arrays["bert/pooler/dense/bias"]
+    del arrays["bert/encoder/transformer/group_1/inner_group_1/LayerNorm_1/gamma"]
+    arrays["bert/encoder/transformer/group_2/inner_group_0/LayerNorm/beta"] = np.zeros(24)
+    arrays["bert/embeddings/position_embeddings"] = np.zeros((16, 12), np.float32)
+    write_tf1_checkpoint(str(tmp_path), arrays, ORIGINAL_CONFIG, slots=False)
+    with pytest.raises(CheckpointError) as error:
+        read_original(str(tmp_path))
+    message = str(error.value)
+    assert "missing (2)" in message and "bert/pooler/dense/bias" in message
+    assert "group_1/inner_group_1/LayerNorm_1/gamma" in message
+    assert "unexpected (1)" in message and "group_2/inner_group_0/LayerNorm/beta" in message
+    assert "bert/embeddings/position_embeddings: checkpoint [16, 12], model [20, 12]" in message
+    # A fine-tuned checkpoint's extra variables can be skipped by pattern.
+    arrays = original_arrays_from_numpy(ORIGINAL_CONFIG)
+    arrays["output_weights"] = np.zeros((3, 24), np.float32)
+    write_tf1_checkpoint(str(tmp_path / "finetuned"), arrays, ORIGINAL_CONFIG, slots=False)
+    with pytest.raises(CheckpointError, match="unexpected .1.:\n    output_weights"):
+        read_original(str(tmp_path / "finetuned"))
+    read_original(str(tmp_path / "finetuned"), ignored=[r"^output_weights$"])
+
+
+@pytest.mark.parametrize("damage", ["truncate_data", "corrupt_data", "truncate_index"])
+def test_damaged_checkpoint_gives_a_clear_error(original_checkpoint, tmp_path, damage):
+    import shutil
+
+    source, _ = original_checkpoint
+    folder = tmp_path / "damaged"
+    shutil.copytree(source, folder)
+    data = next(folder.glob("*.data-00000-of-00001"))
+    index = next(folder.glob("*.index"))
+    if damage == "truncate_data":
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 4])
+    elif damage == "corrupt_data":
+        blob = bytearray(data.read_bytes())
+        blob[len(blob) // 5: len(blob) // 5 + 64] = bytes(64)
+        data.write_bytes(bytes(blob))
+    else:
+        index.write_bytes(index.read_bytes()[:40])
+    with pytest.raises(CheckpointError, match="truncated or corrupted"):
+        load_original(str(folder))
+
+
+def test_bert_layout_and_unsupported_sharing(tmp_path):
+    """sharing 'none' is the original layout with one group per layer; attention-only
+    sharing has no original layout and is refused by name."""
+    from albert_tf.checkpoints.original import build_model, original_arrays
+    from albert_tf.config import AlbertConfig, to_original_config
+
+    bert = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=8, num_layers=2,
+                        num_attention_heads=2, intermediate_size=16, sharing="none",
+                        max_position_embeddings=16)
+    model = build_model(bert, masked_lm=True, sentence_objective="nsp")
+    names = original_arrays(model)
+    assert "bert/encoder/embedding_hidden_mapping_in/kernel" not in names  # E == H
+    assert {name.split("/")[3] for name in names if "/transformer/" in name} == {
+        "group_0", "group_1"}
+    assert to_original_config(bert)["num_hidden_groups"] == 2
+    prefix = save_original(model, str(tmp_path / "bert"))
+    loaded_model, config, _ = load_original(os.path.dirname(prefix), sentence_objective="nsp")
+    assert (config.sharing, config.num_groups) == ("all", 2)
+    for name, value in original_arrays(loaded_model).items():
+        np.testing.assert_array_equal(value, names[name])
+    with pytest.raises(CheckpointError, match="sharing 'attention'"):
+        save_original(build_model(bert.replace(sharing="attention"), True, "sop"),
+                      str(tmp_path / "attention"))
+    assert not (tmp_path / "attention").exists()
