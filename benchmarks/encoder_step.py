@@ -22,6 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import psutil  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
@@ -40,19 +41,6 @@ def measure_matmul_peak(size: int = 2048, repeats: int = 10) -> float:
         matmul(a, b).numpy()
         best = min(best, time.perf_counter() - start)
     return 2 * size ** 3 / best
-
-
-def model_garden_encoder(config):
-    from official.nlp.modeling import networks
-
-    return networks.AlbertEncoder(
-        vocab_size=config.vocab_size, embedding_width=config.embedding_size,
-        hidden_size=config.hidden_size, num_layers=config.num_layers,
-        num_attention_heads=config.num_attention_heads,
-        max_sequence_length=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size, intermediate_size=config.intermediate_size,
-        dropout_rate=config.hidden_dropout, attention_dropout_rate=config.attention_dropout,
-        dict_outputs=True)
 
 
 def make_step(encoder, jit_compile: bool):

@@ -34,6 +34,7 @@ import psutil  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
+from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs  # noqa: E402
 from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_loss,  # noqa: E402
@@ -41,7 +42,7 @@ from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_loss,  # no
 from albert_tf.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
 from common import machine, write_result  # noqa: E402
-from encoder_step import measure_matmul_peak, model_garden_encoder  # noqa: E402
+from encoder_step import measure_matmul_peak  # noqa: E402
 
 DECAY_STEPS = 1_000_000  # any number above the default warm-up; the schedule does not matter
 DEFAULT_STEPS = {"tiny": 50}  # steps per execution; other presets: 5

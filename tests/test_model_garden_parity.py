@@ -1,76 +1,76 @@
 """Parity with a second implementation: the Model Garden AlbertEncoder (tf-models-official).
 
-Weights are copied from the Model Garden encoder into ours, reshaped where its EinsumDense
-layout ([H, heads, head_size]) differs from our dense [H, H] layout; both encoders must then
-give the same outputs, padding in the batch included.
+Model Garden weights reach our encoder through the converter (`checkpoints.model_garden`),
+which reshapes its EinsumDense attention kernels ([H, heads, head_size]) to our dense [H, H];
+both encoders must then give the same outputs, padding in the batch included.
 """
 
 import numpy as np
-from official.nlp.modeling import networks as garden_networks
+import pytest
+import tensorflow as tf
 
+from albert_tf.checkpoints import CheckpointError
+from albert_tf.checkpoints.model_garden import garden_arrays, model_garden_encoder, \
+    read_model_garden
+from albert_tf.checkpoints.original import assign_original_arrays
 from albert_tf.models.encoder import AlbertEncoder
 from helpers import random_inputs, randomize_weights
 
 
-def _copy_garden_weights_into(ours, garden):
-    garden_weights = {w.name.split(":")[0]: w.numpy() for w in garden.weights}
-    block = "transformer/self_attention"
-    hidden = ours.config.hidden_size
-    names = {  # ours -> Model Garden
-        "embedding/word_embeddings": "word_embeddings/embeddings",
-        "embedding/position_embeddings": "position_embedding/embeddings",
-        "embedding/token_type_embeddings": "type_embeddings/embeddings",
-        "embedding/layer_norm/gamma": "embeddings/layer_norm/gamma",
-        "embedding/layer_norm/beta": "embeddings/layer_norm/beta",
-        "embedding/projection/kernel": "embedding_projection/kernel",
-        "embedding/projection/bias": "embedding_projection/bias",
-        "pooler/dense/kernel": "pooler_transform/kernel",
-        "pooler/dense/bias": "pooler_transform/bias",
-    }
-    ours_block = "transformer/group_0_inner_0_attention"
-    for part in ("query", "key", "value"):
-        for kind in ("kernel", "bias"):
-            names[f"{ours_block}/{part}/{kind}"] = f"{block}/{part}/{kind}"
-    names[f"{ours_block}/output/kernel"] = f"{block}/attention_output/kernel"
-    names[f"{ours_block}/output/bias"] = f"{block}/attention_output/bias"
-    for kind in ("gamma", "beta"):
-        names[f"{ours_block}/layer_norm/{kind}"] = f"transformer/self_attention_layer_norm/{kind}"
-        names[f"transformer/group_0_inner_0_ffn/layer_norm/{kind}"] = (
-            f"transformer/output_layer_norm/{kind}")
-    for kind in ("kernel", "bias"):
-        names[f"transformer/group_0_inner_0_ffn/intermediate/{kind}"] = (
-            f"transformer/intermediate/{kind}")
-        names[f"transformer/group_0_inner_0_ffn/output/{kind}"] = f"transformer/output/{kind}"
-
-    assert len(names) == len(ours.weights) == len(garden.weights)
-    for weight in ours.weights:
-        value = garden_weights[names[weight.name.split(":")[0]]]
-        if value.shape != tuple(weight.shape):  # [H, heads, size] / [heads, size, H] -> [H, H]
-            value = value.reshape(-1, hidden) if "output" in weight.name else value.reshape(
-                weight.shape)
-        weight.assign(value)
-
-
-def test_same_outputs_as_model_garden_albert_encoder(tiny_config):
-    config = tiny_config
-    garden = garden_networks.AlbertEncoder(
-        vocab_size=config.vocab_size, embedding_width=config.embedding_size,
-        hidden_size=config.hidden_size, num_layers=config.num_layers,
-        num_attention_heads=config.num_attention_heads,
-        max_sequence_length=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size, intermediate_size=config.intermediate_size,
-        dropout_rate=0.0, attention_dropout_rate=0.0, dict_outputs=True)
-    ours = AlbertEncoder(config)
-    inputs = random_inputs([9, 6, 2], seq_length=9, vocab_size=config.vocab_size, seed=11,
+@pytest.fixture(scope="module")
+def garden_and_inputs(tiny_config):
+    garden = model_garden_encoder(tiny_config)
+    inputs = random_inputs([9, 6, 2], seq_length=9, vocab_size=tiny_config.vocab_size, seed=11,
                            type_split=5)
     garden(inputs)
-    ours(inputs)
     randomize_weights(garden, seed=12)
-    _copy_garden_weights_into(ours, garden)
+    return garden, inputs
 
+
+def _assert_same_outputs(ours, garden, inputs):
     expected, actual = garden(inputs), ours(inputs)
     # Model Garden masks padded keys with -1e9, we (as the original code) with -10000; both
     # give them exactly zero weight in float32, so every position must agree.
     np.testing.assert_allclose(actual["sequence_output"], expected["sequence_output"],
                                atol=1e-5)
     np.testing.assert_allclose(actual["pooled_output"], expected["pooled_output"], atol=1e-5)
+
+
+def test_same_outputs_as_model_garden_albert_encoder(tiny_config, garden_and_inputs):
+    garden, inputs = garden_and_inputs
+    ours = AlbertEncoder(tiny_config)
+    ours(inputs)
+    assign_original_arrays(ours, garden_arrays(garden), "Model Garden encoder")
+    _assert_same_outputs(ours, garden, inputs)
+
+
+@pytest.mark.parametrize("root", ["encoder", "pretrainer"])
+def test_model_garden_checkpoint_converts_to_ours(tiny_config, garden_and_inputs, tmp_path, root):
+    """A TF2 object checkpoint of the encoder, saved alone or inside a pretrainer-style
+    object (as the Model Garden's BertPretrainerV2 checkpoints hold it)."""
+    garden, inputs = garden_and_inputs
+    if root == "encoder":
+        saved = tf.train.Checkpoint(encoder=garden)
+    else:
+        saved = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=garden),
+                                    step=tf.Variable(7))
+    prefix = saved.write(str(tmp_path / "ckpt"))
+    arrays, _ = read_model_garden(prefix, tiny_config)
+    ours = AlbertEncoder(tiny_config)
+    ours(inputs)
+    assign_original_arrays(ours, arrays, prefix)
+    _assert_same_outputs(ours, garden, inputs)
+
+
+def test_model_garden_checkpoint_of_another_size_is_reported(tiny_config, garden_and_inputs,
+                                                             tmp_path):
+    garden, _ = garden_and_inputs
+    prefix = tf.train.Checkpoint(encoder=garden).write(str(tmp_path / "ckpt"))
+    with pytest.raises(CheckpointError) as error:
+        read_model_garden(prefix, tiny_config.replace(intermediate_size=48))
+    message = str(error.value)
+    assert "wrong shape (3)" in message
+    assert "transformer/intermediate/kernel (encoder/" in message
+    assert "checkpoint [32, 64], model [32, 48]" in message
+    with pytest.raises(CheckpointError, match="num_groups 1"):
+        model_garden_encoder(tiny_config.replace(num_groups=2))

@@ -14,12 +14,14 @@ from typing import Iterable
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from albert_tf.checkpoints.original import GROUP_PREFIX
 from albert_tf.checkpoints.reading import (CheckpointError, check_variables, checkpoint_shapes,
                                            read_arrays, resolve_checkpoint,
                                            trackable_variable_paths)
 from albert_tf.config import AlbertConfig
+from albert_tf.layers.activations import get_activation
 
 _BLOCK = GROUP_PREFIX.format(group=0, inner=0)
 # Model Garden weight name -> original name.
@@ -49,7 +51,9 @@ _GARDEN_TO_ORIGINAL = {
 
 
 def model_garden_encoder(config: AlbertConfig):
-    """A Model Garden `AlbertEncoder` with `config`'s sizes, activation and dropout."""
+    """A Model Garden `AlbertEncoder` with `config`'s sizes, activation and dropout (the
+    tanh GELU is the Model Garden's own, so benchmarks time it as its users run it)."""
+    from official.modeling import activations
     from official.nlp.modeling import networks
 
     if config.sharing != "all" or config.num_groups != 1 or config.inner_group_num != 1:
@@ -57,9 +61,8 @@ def model_garden_encoder(config: AlbertConfig):
             "the Model Garden AlbertEncoder has one all-shared block: it needs sharing 'all', "
             f"num_groups 1 and inner_group_num 1, got sharing '{config.sharing}', num_groups "
             f"{config.num_groups}, inner_group_num {config.inner_group_num}")
-    activation = {"gelu_tanh": lambda x: tf.nn.gelu(x, approximate=True),
-                  "gelu_exact": lambda x: tf.nn.gelu(x, approximate=False),
-                  "relu": tf.nn.relu}[config.hidden_activation]
+    activation = (activations.gelu if config.hidden_activation == "gelu_tanh"
+                  else get_activation(config.hidden_activation))
     return networks.AlbertEncoder(
         vocab_size=config.vocab_size, embedding_width=config.embedding_size,
         hidden_size=config.hidden_size, num_layers=config.num_layers,
@@ -68,7 +71,7 @@ def model_garden_encoder(config: AlbertConfig):
         type_vocab_size=config.type_vocab_size, intermediate_size=config.intermediate_size,
         activation=activation, dropout_rate=config.hidden_dropout,
         attention_dropout_rate=config.attention_dropout,
-        initializer=tf.keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+        initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range),
         dict_outputs=True)
 
 
@@ -120,11 +123,15 @@ def read_model_garden(path: str, config: AlbertConfig) -> tuple[dict[str, np.nda
     word_key = next(key for key, variable in relative.items()
                     if _weight_name(variable) == "word_embeddings/embeddings")
     root = _root_prefix(shapes, "/" + word_key, prefix) + "/"
-    expected = {root + key: tuple(variable.shape) for key, variable in relative.items()}
-    under_root = {key: shape for key, shape in shapes.items() if key.startswith(root)}
+    # Problems are reported by Model Garden weight name and checkpoint key.
+    labels = {root + key: f"{_weight_name(variable)} ({root + key})"
+              for key, variable in relative.items()}
+    expected = {labels[root + key]: tuple(variable.shape) for key, variable in relative.items()}
+    under_root = {labels.get(key, key): shape for key, shape in shapes.items()
+                  if key.startswith(root)}
     check_variables(expected, under_root, prefix,
                     ignored=(r"\.OPTIMIZER_SLOT/", r"/\.ATTRIBUTES/(?!VARIABLE_VALUE)"))
-    arrays = read_arrays(prefix, expected)
+    arrays = read_arrays(prefix, [root + key for key in relative])
     hidden = config.hidden_size
     return dict(_to_original(_weight_name(variable), arrays[root + key], hidden)
                 for key, variable in relative.items()), prefix
