@@ -67,19 +67,50 @@ class Tokenizer:
             raise DataPrepError(f"{self.model_path}: not a SentencePiece model ({error})") from None
         _check_layout(self.processor, self.model_path)
         self.vocabulary = _vocabulary(self.processor)
+        self._digit_comma_ids = frozenset(
+            piece_id for piece_id in range(self.processor.get_piece_size())
+            if _is_digit_comma(self.processor.id_to_piece(piece_id)))
 
     @property
     def vocab_size(self) -> int:
         return self.vocabulary.size
 
     def encode(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Piece ids of each (already normalized) sentence; one C++ call for the batch."""
+        """Piece ids of each (already normalized) sentence; one C++ call for the batch.
+
+        As the original tokenizer does, a piece that ends in a digit and a comma ("1990,")
+        is split into the number's pieces and a separate ","; sentences without such a piece
+        (nearly all) pass through untouched.
+        """
         if not sentences:
             return []
-        return self.processor.encode(list(sentences), out_type=int, num_threads=1)
+        encoded = self.processor.encode(list(sentences), out_type=int, num_threads=1)
+        if not self._digit_comma_ids:
+            return encoded
+        return [ids if self._digit_comma_ids.isdisjoint(ids) else self._split_digit_commas(ids)
+                for ids in encoded]
+
+    def _split_digit_commas(self, ids: list[int]) -> list[int]:
+        processor = self.processor
+        result = []
+        for piece_id in ids:
+            if piece_id not in self._digit_comma_ids:
+                result.append(piece_id)
+                continue
+            piece = processor.id_to_piece(piece_id)
+            number = processor.encode(piece[:-1].replace(WORD_MARKER, ""), out_type=str)
+            if not piece.startswith(WORD_MARKER) and number and number[0].startswith(WORD_MARKER):
+                # The piece continued a word, so its number must not start a new one.
+                number = number[1:] if number[0] == WORD_MARKER else [number[0][1:], *number[1:]]
+            result.extend(processor.piece_to_id(part) for part in (*number, piece[-1]))
+        return result
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.processor.id_to_piece(int(piece_id)) for piece_id in ids]
+
+
+def _is_digit_comma(piece: str) -> bool:
+    return len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()
 
 
 def _check_layout(processor, path: str) -> None:

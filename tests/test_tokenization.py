@@ -1,0 +1,74 @@
+"""The released-model tokenizer: id layout, the original normalization, the digit-comma rule.
+
+The released `30k-clean.model` cannot be downloaded here, so the test trains a model with the
+flags the ALBERT authors published for it (pad 0, unk 1, no BOS/EOS, [CLS]/[SEP]/[MASK] as
+control symbols, their user-defined symbols), plus "5," as a user-defined piece to exercise
+the original's digit-comma rule.
+"""
+
+import io
+
+import pytest
+import sentencepiece as spm
+
+from albert_tf.tokenization import AlbertTokenizer
+from data_prep.options import DataPrepError
+
+RELEASED_USER_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+
+
+@pytest.fixture(scope="module")
+def released_style_model(tmp_path_factory):
+    words = ("the cafe deja vu of and in to was he for on as with by his at from that is it an "
+             "were which are this be year month").split()
+    lines = [" ".join(words[(i * 7 + j) % len(words)] for j in range(9))
+             + f" in {1990 + i % 9}, a ({words[i % len(words)]}) \"x\" - \u00a35 \u20ac3."
+             for i in range(2000)]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=model, model_type="unigram", vocab_size=56,
+        pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        user_defined_symbols=RELEASED_USER_SYMBOLS + ["5,"], character_coverage=0.99995,
+        hard_vocab_limit=False, minloglevel=2)
+    path = tmp_path_factory.mktemp("spm") / "30k-clean.model"
+    path.write_bytes(model.getvalue())
+    return str(path)
+
+
+def test_id_layout_of_the_released_model(released_style_model):
+    tokenizer = AlbertTokenizer(released_style_model)
+    pieces = tokenizer._tokenizer.pieces(range(13))
+    assert pieces == ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", *RELEASED_USER_SYMBOLS]
+    assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
+            tokenizer.mask_id) == (0, 1, 2, 3, 4)
+    assert tokenizer.sep_id not in tokenizer.encode("a [SEP] b")  # control: never from text
+
+
+def test_original_normalization(released_style_model):
+    tokenizer = AlbertTokenizer(released_style_model)
+    assert tokenizer.normalize("  The  Caf\u00e9 ``D\u00e9j\u00e0'' Vu\t") == 'the cafe "deja" vu'
+    assert tokenizer.encode("The CAF\u00c9") == tokenizer.encode("the cafe")
+    cased = AlbertTokenizer(released_style_model, lower_case=False)
+    assert cased.normalize("Caf\u00e9") == "Cafe"
+
+
+def test_digit_comma_pieces_are_split_as_the_original_did(released_style_model):
+    tokenizer = AlbertTokenizer(released_style_model)
+    raw = tokenizer._tokenizer.processor.encode("in 1995, a", out_type=str)
+    assert "5," in raw  # SentencePiece alone keeps the number's comma attached
+    pieces = tokenizer.tokenize("In 1995, a")
+    at = raw.index("5,")
+    assert pieces[:at] == raw[:at] and pieces[at:at + 2] == ["5", ","]
+    assert pieces[at + 2:] == raw[at + 1:]
+    assert tokenizer.decode(tokenizer.encode("in 1995, a")) == "in 1995, a"
+
+
+def test_a_model_without_the_layout_is_refused(tmp_path):
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(["some words here and there"] * 50), model_writer=model,
+        vocab_size=20, hard_vocab_limit=False, minloglevel=2)
+    path = tmp_path / "other.model"
+    path.write_bytes(model.getvalue())
+    with pytest.raises(DataPrepError, match="id 2 must be '\\[CLS\\]'"):
+        AlbertTokenizer(str(path))
