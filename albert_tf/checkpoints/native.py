@@ -46,6 +46,15 @@ def load_run_config(model_dir: str) -> PretrainConfig:
     return pretrain_config_from_mapping(mapping, path)
 
 
+def conversion_facts(model_dir: str) -> dict[str, Any]:
+    """The folder's `conversion.json` (empty for a folder albert-pretrain wrote)."""
+    path = os.path.join(model_dir, CONVERSION_FILE)
+    if not tf.io.gfile.exists(path):
+        return {}
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f)
+
+
 def latest_checkpoint(model_dir: str, checkpoint: str | None = None) -> str:
     """`checkpoint` if given, else the folder's newest `checkpoints/ckpt-<step>`."""
     checkpoint = checkpoint or tf.train.latest_checkpoint(run_folders(model_dir)["checkpoints"])
@@ -59,6 +68,11 @@ def load_pretrainer(model_dir: str, checkpoint: str | None = None
                     ) -> tuple[AlbertPretrainer, PretrainConfig, str]:
     """(model with its heads, config, checkpoint path) of model folder `model_dir`."""
     config = load_run_config(model_dir)
+    if not conversion_facts(model_dir).get("masked_lm_head", True):
+        raise CheckpointError(f"{model_dir}: this model folder holds an encoder without "
+                              f"pretraining heads (converted from "
+                              f"{conversion_facts(model_dir).get('source_format')}); load it "
+                              f"with load_encoder")
     checkpoint = latest_checkpoint(model_dir, checkpoint)
     model = build_pretrainer(config)
     restore_checked(tf.train.Checkpoint(model=model), checkpoint,

@@ -112,6 +112,8 @@ def check_variables(expected: Mapping[str, tuple[int, ...]],
             not use (optimizer slots, step counters).
     """
     patterns = [re.compile(pattern) for pattern in ignored]
+    expected = {_display(name): shape for name, shape in expected.items()}
+    found = {_display(name): shape for name, shape in found.items()}
     missing = sorted(name for name in expected if name not in found)
     unexpected = sorted(name for name in found if name not in expected
                         and not any(pattern.search(name) for pattern in patterns))
@@ -129,6 +131,11 @@ def check_variables(expected: Mapping[str, tuple[int, ...]],
     if problems:
         raise CheckpointError(f"{source} does not fit the model; nothing was loaded.\n"
                               + "\n".join(problems))
+
+
+def _display(key: str) -> str:
+    """An object-checkpoint key without its constant suffix, for messages."""
+    return key[: -len(VARIABLE_SUFFIX)] if key.endswith(VARIABLE_SUFFIX) else key
 
 
 def trackable_variable_paths(root) -> dict[str, tf.Variable]:

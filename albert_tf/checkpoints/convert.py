@@ -1,0 +1,123 @@
+"""Any supported checkpoint format in, any out: what `albert-convert` runs.
+
+Formats:
+    original     - google-research/albert TF1 checkpoint folder (`model.ckpt-*`,
+                   `albert_config.json`, `30k-clean.model`);
+    model_garden - a TF2 object checkpoint of tf-models-official's `AlbertEncoder`
+                   (encoder only; its sizes come from `config`);
+    huggingface  - a transformers ALBERT folder (`config.json`, `model.safetensors` or
+                   `pytorch_model.bin`, `spiece.model`);
+    ours         - our model folder (`config.yaml`, `checkpoints/ckpt-<step>`).
+Model Garden is a source only: its encoder has no pretraining heads to write back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import os
+from typing import Any, Sequence
+
+from albert_tf.checkpoints import huggingface, model_garden, native, original
+from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.config import AlbertConfig, translate_original_config
+from albert_tf.presets import load_preset
+from albert_tf.training.trainer import checkpoint_step
+
+SOURCES = ("original", "model_garden", "huggingface", "ours")
+TARGETS = ("ours", "original", "huggingface")
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A model read from some format, with what the writers need to know about it."""
+
+    model: Any  # AlbertEncoder or AlbertPretrainer, built and loaded
+    config: AlbertConfig
+    global_step: int
+    source: str
+    source_format: str
+    spm_model: str | None
+
+
+def read_model_config(path: str) -> AlbertConfig:
+    """An AlbertConfig from a preset name, our YAML, an original `albert_config.json` or a
+    transformers `config.json`."""
+    if not os.path.exists(path) and os.sep not in path and not path.endswith((".yaml", ".json")):
+        return load_preset(path)
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as f:
+            mapping = json.load(f)
+        if "model_type" in mapping or "layer_norm_eps" in mapping:
+            return huggingface.config_from_hf(mapping, path)
+        return AlbertConfig.from_dict(translate_original_config(mapping, path), source=path)
+    return AlbertConfig.from_yaml(path)
+
+
+def _find_spm_model(folder: str, names: Sequence[str]) -> str | None:
+    for name in names:
+        matches = sorted(glob.glob(os.path.join(folder, name)))
+        if matches:
+            return matches[0]
+    return None
+
+
+def _folder_of(path: str) -> str:
+    return path if os.path.isdir(path) else os.path.dirname(path)
+
+
+def load_model(source_format: str, path: str, config: AlbertConfig | None = None,
+               sentence_objective: str = "sop", ignored: Sequence[str] = (),
+               checkpoint: str | None = None) -> LoadedModel:
+    """Reads `path` in `source_format` into one of our models (see the module docstring)."""
+    if source_format == "original":
+        model, config, step = original.load_original(path, config, sentence_objective, ignored)
+        spm = _find_spm_model(_folder_of(path), ["*.model"])
+    elif source_format == "huggingface":
+        model, config = huggingface.load_huggingface(path, config, sentence_objective, ignored)
+        step, spm = 0, _find_spm_model(_folder_of(path), [huggingface.TOKENIZER_FILE,
+                                                          "*.model"])
+    elif source_format == "model_garden":
+        if config is None:
+            raise CheckpointError(f"{path}: a Model Garden checkpoint holds no config; pass the "
+                                  f"model config (--config: a preset, YAML or JSON)")
+        arrays, prefix = model_garden.read_model_garden(path, config)
+        model = original.build_model(config, masked_lm=False, sentence_objective="none")
+        original.assign_original_arrays(model, arrays, prefix)
+        step, spm = 0, None
+    elif source_format == "ours":
+        model, config, step, spm = _load_ours(path, checkpoint)
+    else:
+        raise CheckpointError(f"unknown source format '{source_format}' "
+                              f"(known: {', '.join(SOURCES)})")
+    return LoadedModel(model, config, step, os.path.abspath(path), source_format, spm)
+
+
+def _load_ours(model_dir: str, checkpoint: str | None):
+    facts = native.conversion_facts(model_dir)
+    if facts.get("masked_lm_head", True):
+        model, run_config, path = native.load_pretrainer(model_dir, checkpoint)
+    else:
+        model, run_config, path = native.load_encoder(model_dir, checkpoint)
+    spm = facts.get("spm_model")
+    return (model, run_config.model, checkpoint_step(path),
+            os.path.join(model_dir, spm) if spm else None)
+
+
+def save_model(loaded: LoadedModel, target_format: str, output_dir: str,
+               spm_model: str | None = None, lower_case: bool = True) -> str:
+    """Writes `loaded` in `target_format` into the new folder `output_dir`; returns the
+    path of the written checkpoint or weights file."""
+    spm = spm_model or loaded.spm_model
+    if target_format == "ours":
+        facts = {"source": loaded.source, "source_format": loaded.source_format,
+                 "lower_case": lower_case}
+        return native.save_model_folder(loaded.model, output_dir, loaded.global_step, facts,
+                                        spm)
+    if target_format == "original":
+        return original.save_original(loaded.model, output_dir, loaded.global_step, spm)
+    if target_format == "huggingface":
+        return huggingface.save_huggingface(loaded.model, output_dir, spm, lower_case)
+    raise CheckpointError(f"unknown target format '{target_format}' "
+                          f"(known: {', '.join(TARGETS)})")
