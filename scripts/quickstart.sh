@@ -2,7 +2,8 @@
 # The main job end to end on the embedded default corpus, on one CPU in a few minutes:
 #   corpus (the docstrings of this Python's standard library, present on every install)
 #   -> SentencePiece -> SOP and NSP TFRecord shards (train + held-out documents)
-#   -> pretrain a small ALBERT (configs/pretrain/tiny_cpu.yaml) -> held-out MLM/SOP/NSP accuracy.
+#   -> pretrain a small ALBERT (configs/pretrain/tiny_cpu.yaml) -> held-out MLM/SOP/NSP accuracy
+#   -> the run converted for transformers and for the original TF1 code (albert-convert).
 # Everything lands in ./quickstart/; running it again reuses finished steps (the pretraining
 # resumes or is left as it is). Extra arguments go to albert-pretrain, e.g.
 #   scripts/quickstart.sh --override train.train_steps=400
@@ -35,3 +36,10 @@ build "$out/corpus/heldout.txt" "$out/shards/heldout_nsp" nsp 1
 "$bin/albert-eval" --model_dir "$out/run" \
   --sop_files "$out/shards/heldout_sop/*.tfrecord" \
   --nsp_files "$out/shards/heldout_nsp/*.tfrecord" --output "$out/run/table6.json"
+
+# The run in the layouts other tools read: transformers' ALBERT and the original TF1 code.
+for layout in huggingface original; do
+  rm -rf "$out/export/$layout"
+  "$bin/albert-convert" --from ours --input "$out/run" --to "$layout" \
+    --output "$out/export/$layout" --spm_model "$out/spm/albert.model"
+done

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from albert_tf.config import AlbertConfig, ConfigError, apply_overrides
+from albert_tf.config import AlbertConfig, ConfigError, apply_overrides, to_original_config
 from albert_tf.presets import load_preset, preset_names
 
 
@@ -108,6 +108,10 @@ def test_original_albert_config_json(tmp_path):
     path.write_text(json.dumps(ORIGINAL_BASE_V2))
     config = AlbertConfig.from_original_json(path)
     assert config == load_preset("albert_base")
+    # ... and back, as the converter writes it next to an original checkpoint.
+    assert to_original_config(config) == ORIGINAL_BASE_V2
+    with pytest.raises(ConfigError, match="'gelu_exact' has no original ALBERT name"):
+        to_original_config(config.replace(hidden_activation="gelu_exact"))
     assert config.hidden_activation == "gelu_tanh"  # the original "gelu" is the tanh form
 
 

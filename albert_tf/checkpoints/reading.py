@@ -27,7 +27,7 @@ VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _MAX_LISTED = 40  # names listed per kind of problem before "... and N more"
 # Keys of training state (optimizer, its slots, counters) that a model restore skips.
-_TRAINING_STATE = (r"\.OPTIMIZER_SLOT/", r"(^|/)optimizer/", r"^save_counter/", r"^global_step$")
+_TRAINING_STATE = (r"\.OPTIMIZER_SLOT/", r"(^|/)optimizer/", r"^save_counter(/|$)", r"^global_step$")
 
 
 class CheckpointError(ValueError):
@@ -41,6 +41,8 @@ def resolve_checkpoint(path: str, pattern: str = "*.index") -> str:
     path = os.fspath(path)
     if path.endswith(".index"):
         path = path[: -len(".index")]
+    if tf.io.gfile.exists(path + ".index"):
+        return path
     if tf.io.gfile.isdir(path):
         # The state file may hold absolute paths from where the folder was written, so only
         # its checkpoint's name is used, looked up in this folder.
@@ -57,14 +59,14 @@ def resolve_checkpoint(path: str, pattern: str = "*.index") -> str:
         listed = ", ".join(os.path.basename(name) for name in indexes)
         raise CheckpointError(f"{path}: several checkpoints ({listed}); pass the prefix of "
                               f"one, e.g. {indexes[-1][: -len('.index')]}")
-    if not tf.io.gfile.exists(path + ".index"):
-        raise CheckpointError(f"{path}: no such checkpoint ({path}.index does not exist)")
-    return path
+    raise CheckpointError(f"{path}: no such checkpoint ({path}.index does not exist)")
 
 
 def _reader(prefix: str):
     try:
-        return tf.train.load_checkpoint(prefix)
+        # Not tf.train.load_checkpoint: it first asks whether the prefix is a folder, which
+        # some filesystems (ram://) answer yes for any prefix of a file name.
+        return tf.compat.v1.train.NewCheckpointReader(prefix)
     except (tf.errors.OpError, ValueError) as error:
         raise CheckpointError(f"{prefix}: cannot read the checkpoint index "
                               f"({_first_line(error)}); the .index file is truncated or "

@@ -67,8 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     heads = "MLM + sentence heads" if getattr(loaded.model, "sentence_head", None) else (
         "MLM head" if hasattr(loaded.model, "masked_lm") else "encoder only")
+    parameters = sum(int(variable.shape.num_elements()) for variable in
+                     loaded.model.trainable_weights)
     print(f"{args.source_format} {loaded.source} -> {args.target_format} {written}\n"
-          f"  {loaded.model.count_params():,} parameters ({heads}), step "
+          f"  {parameters:,} parameters ({heads}), step "
           f"{loaded.global_step}, tokenizer: {args.spm_model or loaded.spm_model or 'none'}")
     return 0
 
