@@ -91,3 +91,15 @@ def write_tf1_checkpoint(folder, arrays, config, global_step=GLOBAL_STEP, slots=
     with open(os.path.join(folder, "albert_config.json"), "w") as f:
         json.dump(config, f)
     return prefix
+
+
+def restore_with_tf1_saver(prefix, shapes):
+    """{name: value} restored the way the original code restores: graph variables with the
+    original names and `tf.compat.v1.train.Saver.restore`."""
+    with tf.Graph().as_default():
+        variables = {name: tf.compat.v1.Variable(tf.zeros(shape, dtype), name=name)
+                     for name, (shape, dtype) in shapes.items()}
+        saver = tf.compat.v1.train.Saver(var_list=variables)
+        with tf.compat.v1.Session() as session:
+            saver.restore(session, prefix)
+            return session.run(variables)

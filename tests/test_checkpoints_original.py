@@ -13,7 +13,7 @@ from albert_tf.checkpoints import CheckpointError
 from albert_tf.checkpoints.original import load_original, read_original, save_original
 from albert_tf.checkpoints.reading import read_arrays
 from checkpoint_helpers import (GLOBAL_STEP, ORIGINAL_CONFIG, original_arrays_from_numpy,
-                                write_tf1_checkpoint)
+                                restore_with_tf1_saver, write_tf1_checkpoint)
 
 def numpy_forward(arrays, config, inputs, positions):
     """The independent reference: (sequence, pooled, MLM log-probs, sentence logits)."""
@@ -114,6 +114,11 @@ def test_original_round_trip_is_exact(original_checkpoint, loaded, tmp_path):
         assert written[name].dtype == np.float32
         np.testing.assert_array_equal(written[name], value, err_msg=name)
     assert int(written["global_step"]) == GLOBAL_STEP
+    # The original code's own way of reading it: a TF1 Saver restoring graph variables.
+    restored = restore_with_tf1_saver(prefix, {name: (value.shape, value.dtype)
+                                               for name, value in written.items()})
+    for name, value in arrays.items():
+        np.testing.assert_array_equal(restored[name], value, err_msg=name)
     with open(tmp_path / "exported" / "albert_config.json") as f:
         assert json.load(f) == ORIGINAL_CONFIG
     # The written folder is itself an original checkpoint folder.
