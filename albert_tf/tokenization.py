@@ -8,10 +8,10 @@ whitespace collapsed, LaTeX quotes to `"`, NFKD with combining marks removed ("c
 "cafe"), lower-cased for the uncased models (all released ALBERT models are uncased), and a
 piece ending in a digit and a comma split off its comma.
 
-Example:
->>> tokenizer = AlbertTokenizer("30k-clean.model")  # doctest: +SKIP
->>> tokenizer.tokenize("Café au lait")  # doctest: +SKIP
-['▁cafe', '▁au', '▁lait']
+Example (with the released vocabulary file, which is not shipped here):
+
+    tokenizer = AlbertTokenizer("30k-clean.model")
+    tokenizer.tokenize("Café au lait")  # ['▁cafe', '▁au', '▁lait']
 """
 
 from __future__ import annotations
