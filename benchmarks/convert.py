@@ -18,7 +18,9 @@ import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(__file__))
+# Off the path while the package imports: this folder's data_prep.py would hide data_prep.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 import numpy as np  # noqa: E402
 
@@ -28,6 +30,8 @@ from albert_tf.checkpoints.original import (build_model, load_original,  # noqa:
                                             original_arrays, write_name_based_checkpoint)
 from albert_tf.config import to_original_config  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
+
+sys.path.append(_HERE)
 from common import machine, write_result  # noqa: E402
 
 

@@ -21,10 +21,11 @@ import shutil
 from typing import Any, Iterable, Mapping
 
 import numpy as np
+import tensorflow as tf
 
 from albert_tf.checkpoints.original import (TRAINING_STATE, assign_original_arrays, build_model,
-                                            original_arrays, original_group_count,
-                                            original_variables)
+                                            original_group_count, original_variables,
+                                            variable_array)
 from albert_tf.checkpoints.reading import CheckpointError, check_variables
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError
@@ -128,9 +129,9 @@ def config_to_hf(config: AlbertConfig, architecture: str) -> dict[str, Any]:
 def hf_arrays(model) -> dict[str, np.ndarray]:
     """The model's weights as a transformers ALBERT state dict of float32 arrays."""
     arrays = {}
-    for name, value in original_arrays(model).items():
+    for name, entry in original_variables(model).items():
         key, transposed = hf_name(name)
-        arrays[key] = np.ascontiguousarray(value.T if transposed else value)
+        arrays[key] = variable_array(entry.variable, transposed != entry.transposed)
     if "predictions.bias" in arrays:
         arrays[DECODER_BIAS] = arrays["predictions.bias"].copy()
     return arrays
@@ -172,7 +173,7 @@ def assign_hf_arrays(model, state: Mapping[str, np.ndarray], source: str,
     check_variables(expected, {key: tuple(np.shape(value)) for key, value in state.items()},
                     source, ignored=(*_IGNORED, r"^predictions\.decoder\.(weight|bias)$",
                                      *ignored))
-    arrays = {name: (np.asarray(state[key]).T if transposed else np.asarray(state[key]))
+    arrays = {name: tf.transpose(state[key]).numpy() if transposed else state[key]
               for name, (key, transposed) in keys.items()}
     assign_original_arrays(model, arrays, source, TRAINING_STATE)
 

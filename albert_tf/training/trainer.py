@@ -143,9 +143,12 @@ def _check_batch(config: PretrainConfig, strategy) -> None:
                           f"'{config.distribution.strategy}'")
 
 
-def dummy_batch(config: PretrainConfig, batch_size: int = 1) -> dict[str, np.ndarray]:
-    """A batch of zeros with the features' shapes, to build a model before restoring it."""
-    seq, predictions = config.data.max_seq_length, config.data.max_predictions_per_seq
+def dummy_batch(config: PretrainConfig, batch_size: int = 1,
+                sequence_length: int | None = None) -> dict[str, np.ndarray]:
+    """A batch of zeros with the features' shapes (sequences of `sequence_length`, default
+    the data's), to build a model before restoring it."""
+    seq = sequence_length or config.data.max_seq_length
+    predictions = config.data.max_predictions_per_seq
     ints = {"input_word_ids": seq, "input_mask": seq, "input_type_ids": seq,
             "masked_lm_positions": predictions, "masked_lm_ids": predictions,
             "next_sentence_labels": 1}
@@ -157,7 +160,9 @@ def dummy_batch(config: PretrainConfig, batch_size: int = 1) -> dict[str, np.nda
 def build_pretrainer(config: PretrainConfig) -> AlbertPretrainer:
     """The model, built (weights created) so that checkpoints restore into it at once."""
     model = AlbertPretrainer(config.model, config.sentence_objective)
-    model(dummy_batch(config), training=False)
+    # Two positions create every weight; a full-length pass would cost a forward step of
+    # the whole model (40 s for xxlarge at 512 on a CPU).
+    model(dummy_batch(config, sequence_length=2), training=False)
     return model
 
 
