@@ -122,8 +122,8 @@ def test_original_round_trip_is_exact(original_checkpoint, loaded, tmp_path):
     with open(tmp_path / "exported" / "albert_config.json") as f:
         assert json.load(f) == ORIGINAL_CONFIG
     # The written folder is itself an original checkpoint folder.
-    config, again, _ = read_original(str(tmp_path / "exported"))
-    assert config == loaded[1]
+    model_again, _, _ = read_original(str(tmp_path / "exported"))
+    assert model_again.config == loaded[1]
 
 
 def test_reports_every_missing_unexpected_and_misshaped_variable(tmp_path):

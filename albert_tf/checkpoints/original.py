@@ -172,17 +172,7 @@ def original_heads(names: Iterable[str]) -> tuple[bool, bool]:
     return MLM_BIAS in names, SENTENCE_WEIGHTS in names
 
 
-def read_original(path: str, config: AlbertConfig | None = None,
-                  ignored: Iterable[str] = ()) -> tuple[AlbertConfig, dict[str, np.ndarray], str]:
-    """(config, {original name: array}, checkpoint prefix) of an original checkpoint.
-
-    Args:
-        path: a folder (`model.ckpt-*` files and `albert_config.json`), a checkpoint prefix
-            or its `.index` file.
-        config: the model config; default: `albert_config.json` beside the checkpoint.
-        ignored: extra regular expressions for variables to skip (e.g. a fine-tuned
-            checkpoint's task head), besides the step and optimizer slots.
-    """
+def _prefix_and_config(path: str, config: AlbertConfig | None) -> tuple[str, AlbertConfig]:
     prefix = resolve_checkpoint(path)
     if config is None:
         config_path = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
@@ -190,27 +180,42 @@ def read_original(path: str, config: AlbertConfig | None = None,
             raise CheckpointError(f"{prefix}: no {CONFIG_FILE} beside the checkpoint; pass "
                                   f"the model config (--config)")
         config = AlbertConfig.from_original_json(config_path)
+    return prefix, config
+
+
+def read_original(path: str, config: AlbertConfig | None = None, sentence_objective: str = "sop",
+                  ignored: Iterable[str] = ()):
+    """(unloaded model, {original name: array}, checkpoint prefix) of an original checkpoint,
+    every variable checked against the model `config` describes before any is read.
+
+    Args:
+        path: a folder (`model.ckpt-*` files and `albert_config.json`), a checkpoint prefix
+            or its `.index` file.
+        config: the model config; default: `albert_config.json` beside the checkpoint.
+        sentence_objective: the sentence head's objective, when the checkpoint has one.
+        ignored: extra regular expressions for variables to skip (e.g. a fine-tuned
+            checkpoint's task head), besides the step and optimizer slots.
+
+    The model is an `AlbertPretrainer` when the checkpoint has the MLM head, else an
+    `AlbertEncoder`.
+    """
+    prefix, config = _prefix_and_config(path, config)
     shapes = checkpoint_shapes(prefix)
-    ignored = (*TRAINING_STATE, *ignored)
     has_mlm, has_sentence = original_heads(shapes)
-    expected = original_variables(build_model(config, has_mlm, "sop" if has_sentence
-                                              else "none"))
+    model = build_model(config, has_mlm, sentence_objective if has_sentence else "none")
+    expected = original_variables(model)
     check_variables({name: entry.original_shape for name, entry in expected.items()}, shapes,
-                    prefix, ignored)
-    return config, read_arrays(prefix, expected), prefix
+                    prefix, (*TRAINING_STATE, *ignored))
+    return model, read_arrays(prefix, expected), prefix
 
 
 def load_original(path: str, config: AlbertConfig | None = None, sentence_objective: str = "sop",
                   ignored: Iterable[str] = ()):
-    """(model, config, global step) from an original checkpoint; the model is an
-    `AlbertPretrainer` when the checkpoint has the MLM head (its sentence head is then
-    `sentence_objective`'s, ALBERT's released models were trained with SOP), else an
-    `AlbertEncoder`."""
-    config, arrays, prefix = read_original(path, config, ignored)
-    has_mlm, has_sentence = original_heads(arrays)
-    model = build_model(config, has_mlm, sentence_objective if has_sentence else "none")
+    """(model, config, global step) from an original checkpoint (see `read_original`; the
+    released ALBERT models were trained with SOP)."""
+    model, arrays, prefix = read_original(path, config, sentence_objective, ignored)
     assign_original_arrays(model, arrays, prefix)
-    return model, config, read_global_step(prefix)
+    return model, model.config, read_global_step(prefix)
 
 
 def read_global_step(prefix: str) -> int:
