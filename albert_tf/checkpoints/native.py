@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import tensorflow as tf
 import yaml
 
+from albert_tf.checkpoints.original import build_model
 from albert_tf.checkpoints.reading import CheckpointError, restore_checked
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
 from albert_tf.config import ConfigError, parse_yaml
@@ -68,11 +69,11 @@ def load_pretrainer(model_dir: str, checkpoint: str | None = None
                     ) -> tuple[AlbertPretrainer, PretrainConfig, str]:
     """(model with its heads, config, checkpoint path) of model folder `model_dir`."""
     config = load_run_config(model_dir)
-    if not conversion_facts(model_dir).get("masked_lm_head", True):
+    facts = conversion_facts(model_dir)
+    if not facts.get("masked_lm_head", True):
         raise CheckpointError(f"{model_dir}: this model folder holds an encoder without "
                               f"pretraining heads (converted from "
-                              f"{conversion_facts(model_dir).get('source_format')}); load it "
-                              f"with load_encoder")
+                              f"{facts.get('source_format')}); load it with load_encoder")
     checkpoint = latest_checkpoint(model_dir, checkpoint)
     model = build_pretrainer(config)
     restore_checked(tf.train.Checkpoint(model=model), checkpoint,
@@ -86,9 +87,7 @@ def load_encoder(model_dir: str, checkpoint: str | None = None
     """(encoder, config, checkpoint path) of model folder `model_dir`, heads or not."""
     config = load_run_config(model_dir)
     checkpoint = latest_checkpoint(model_dir, checkpoint)
-    encoder = AlbertEncoder(config.model)
-    ids = tf.zeros((1, 2), tf.int32)
-    encoder({"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids})
+    encoder = build_model(config.model, masked_lm=False, sentence_objective="none")
     restore_checked(tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)), checkpoint,
                     encoder.weights, ignored=_HEAD_KEYS)
     return encoder, config, checkpoint
