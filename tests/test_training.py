@@ -115,6 +115,19 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
     assert 0.0 <= scores["nsp"] <= 1.0
     assert "| MLM | NSP | SOP |" in capsys.readouterr().out
 
+    # Through transformers' layout and back, the model scores the same (the converted
+    # folder's config knows nothing of the shards' lengths: albert-eval reads them).
+    from albert_tf.cli.convert import main as convert_main
+    hf, converted = str(tmp_path / "hf"), str(tmp_path / "converted")
+    assert convert_main(["--from", "ours", "--input", str(tmp_path / "run"),
+                         "--to", "huggingface", "--output", hf]) == 0
+    assert convert_main(["--from", "huggingface", "--input", hf, "--to", "ours",
+                         "--output", converted]) == 0
+    assert eval_main(["--model_dir", converted, "--sop_files", shards["heldout_sop"],
+                      "--nsp_files", shards["heldout_nsp"], "--output", str(output),
+                      "--batch_size", "32", "--max_batches", "3"]) == 0
+    assert json.loads(output.read_text())["accuracy"] == scores
+
 
 def _pretrain_command(config_path):
     return [sys.executable, "-m", "albert_tf.cli.pretrain", "--config", config_path]

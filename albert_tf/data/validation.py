@@ -65,6 +65,26 @@ def check_pretraining_files(config, field: str = "data.train_files") -> list[str
     return matched_files
 
 
+def shard_lengths(patterns, field: str = "files") -> tuple[int, int]:
+    """(max_seq_length, max_predictions_per_seq) the first matching shard was written with,
+    read from its first record; evaluation uses it so any model can score any shards."""
+    for pattern in patterns:
+        for path in sorted(tf.io.gfile.glob(pattern)):
+            features = _first_example_features(path, field)
+            if features is None:
+                continue
+            lengths = {}
+            for feature in PRETRAINING_FEATURES:
+                if feature.length in _LENGTH_FIELDS and feature.name in features:
+                    lengths[feature.length] = _length(features[feature.name], feature)
+            if len(lengths) != len(_LENGTH_FIELDS):
+                raise DataError(f"{path} (matched by {field}): the first record is not a "
+                                f"pretraining example (no input_ids / masked_lm_positions)")
+            return lengths[SEQUENCE], lengths[PREDICTIONS]
+    raise DataError(f"{field}: no records in the files matching "
+                    f"{', '.join(repr(pattern) for pattern in patterns)}")
+
+
 def _folder(path: str) -> str:
     return os.path.dirname(path if file_system.is_remote(path) else os.path.abspath(path))
 
@@ -94,21 +114,14 @@ def _check_manifest(folder: str, config, field: str, prefix: str) -> None:
 
 def _check_first_record(path: str, config, field: str, prefix: str) -> None:
     """Every pretraining feature of `path`'s first record is there with the config's length."""
-    record = _first_record(path, field)
-    if record is None:
+    features = _first_example_features(path, field)
+    if features is None:
         return  # an empty shard: nothing to check, nothing to misread
-    try:
-        features = tf.train.Example.FromString(record).features.feature
-    except Exception as error:  # protobuf's DecodeError
-        raise DataError(f"{path} (matched by {field}): the first record is not a "
-                        f"tf.train.Example ({error})") from None
     for feature in PRETRAINING_FEATURES:
         if feature.name not in features:
             raise DataError(f"{path} (matched by {field}): the first record has no feature "
                             f"{feature.name!r}; is it a pretraining shard?")
-        values = features[feature.name]
-        found = len(values.float_list.value if feature.dtype == "float32"
-                    else values.int64_list.value)
+        found = _length(features[feature.name], feature)
         expected = feature.size(config.max_seq_length, config.max_predictions_per_seq)
         if found == expected:
             continue
@@ -120,6 +133,23 @@ def _check_first_record(path: str, config, field: str, prefix: str) -> None:
         setting = _config_field(prefix, name)
         raise DataError(f"{where} has length {found} but {setting} is {expected}; set "
                         f"{setting} to {found}, the length the shards were written with")
+
+
+def _length(values, feature) -> int:
+    return len(values.float_list.value if feature.dtype == "float32"
+               else values.int64_list.value)
+
+
+def _first_example_features(path: str, field: str):
+    """The feature map of `path`'s first tf.train.Example, or None for an empty file."""
+    record = _first_record(path, field)
+    if record is None:
+        return None
+    try:
+        return tf.train.Example.FromString(record).features.feature
+    except Exception as error:  # protobuf's DecodeError
+        raise DataError(f"{path} (matched by {field}): the first record is not a "
+                        f"tf.train.Example ({error})") from None
 
 
 def _first_record(path: str, field: str) -> bytes | None:

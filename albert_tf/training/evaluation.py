@@ -13,7 +13,7 @@ import dataclasses
 from typing import Mapping, Sequence
 
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
-from albert_tf.data.validation import check_pretraining_files
+from albert_tf.data.validation import DataError, check_pretraining_files, shard_lengths
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.training.config import PretrainConfig
 
@@ -23,11 +23,21 @@ TASKS = ("mlm", "nsp", "sop")
 def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
                    batch_size: int, max_batches: int | None = None,
                    field: str = "files") -> dict[str, float]:
-    """Weighted MLM and sentence metrics over one ordered pass of `files` (or `max_batches`)."""
+    """Weighted MLM and sentence metrics over one ordered pass of `files` (or `max_batches`).
+
+    The sequence and prediction lengths come from the shards, not from the run config, so a
+    model (a converted released one, say) scores shards of any length up to its
+    `max_position_embeddings`.
+    """
+    max_seq_length, max_predictions = shard_lengths(files, field)
+    if max_seq_length > config.model.max_position_embeddings:
+        raise DataError(f"{field}: the shards hold sequences of {max_seq_length} tokens, more "
+                        f"than the model's max_position_embeddings "
+                        f"({config.model.max_position_embeddings})")
     data_config = PretrainingDataConfig(
-        file_patterns=tuple(files), max_seq_length=config.data.max_seq_length,
-        max_predictions_per_seq=config.data.max_predictions_per_seq,
-        global_batch_size=batch_size, is_training=False)
+        file_patterns=tuple(files), max_seq_length=max_seq_length,
+        max_predictions_per_seq=max_predictions, global_batch_size=batch_size,
+        is_training=False)
     data_config = dataclasses.replace(
         data_config, file_patterns=tuple(check_pretraining_files(data_config, field)))
     results = model.evaluate(pretraining_dataset(data_config), steps=max_batches,
