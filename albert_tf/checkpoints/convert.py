@@ -20,7 +20,7 @@ import os
 from typing import Any, Sequence
 
 from albert_tf.checkpoints import huggingface, model_garden, native, original
-from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.checkpoints.reading import CheckpointError, containing_folder
 from albert_tf.config import AlbertConfig, translate_original_config
 from albert_tf.presets import load_preset
 from albert_tf.training.trainer import checkpoint_step
@@ -63,20 +63,16 @@ def _find_spm_model(folder: str, names: Sequence[str]) -> str | None:
     return None
 
 
-def _folder_of(path: str) -> str:
-    return path if os.path.isdir(path) else os.path.dirname(path)
-
-
 def load_model(source_format: str, path: str, config: AlbertConfig | None = None,
                sentence_objective: str = "sop", ignored: Sequence[str] = (),
                checkpoint: str | None = None) -> LoadedModel:
     """Reads `path` in `source_format` into one of our models (see the module docstring)."""
     if source_format == "original":
         model, config, step = original.load_original(path, config, sentence_objective, ignored)
-        spm = _find_spm_model(_folder_of(path), ["*.model"])
+        spm = _find_spm_model(containing_folder(path), ["*.model"])
     elif source_format == "huggingface":
         model, config = huggingface.load_huggingface(path, config, sentence_objective, ignored)
-        step, spm = 0, _find_spm_model(_folder_of(path), [huggingface.TOKENIZER_FILE,
+        step, spm = 0, _find_spm_model(containing_folder(path), [huggingface.TOKENIZER_FILE,
                                                           "*.model"])
     elif source_format == "model_garden":
         if config is None:

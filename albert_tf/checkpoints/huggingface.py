@@ -26,7 +26,7 @@ import tensorflow as tf
 from albert_tf.checkpoints.original import (TRAINING_STATE, assign_original_arrays, build_model,
                                             original_group_count, original_variables,
                                             variable_array)
-from albert_tf.checkpoints.reading import CheckpointError, check_variables
+from albert_tf.checkpoints.reading import CheckpointError, check_variables, containing_folder
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError
 
@@ -228,7 +228,7 @@ def _read_torch(path: str) -> dict[str, np.ndarray]:
 
 
 def read_hf_config(path: str) -> AlbertConfig:
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    folder = containing_folder(path)
     config_path = os.path.join(folder, CONFIG_FILE)
     if not os.path.exists(config_path):
         raise CheckpointError(f"{folder}: no {CONFIG_FILE} beside the weights; pass the model "

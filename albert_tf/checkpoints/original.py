@@ -185,8 +185,9 @@ def _prefix_and_config(path: str, config: AlbertConfig | None) -> tuple[str, Alb
 
 def read_original(path: str, config: AlbertConfig | None = None, sentence_objective: str = "sop",
                   ignored: Iterable[str] = ()):
-    """(unloaded model, {original name: array}, checkpoint prefix) of an original checkpoint,
-    every variable checked against the model `config` describes before any is read.
+    """(unloaded model, {original name: array}, checkpoint prefix) of an original checkpoint
+    (`global_step` included when it has one), every variable checked against the model
+    `config` describes before any is read.
 
     Args:
         path: a folder (`model.ckpt-*` files and `albert_config.json`), a checkpoint prefix
@@ -206,7 +207,9 @@ def read_original(path: str, config: AlbertConfig | None = None, sentence_object
     expected = original_variables(model)
     check_variables({name: entry.original_shape for name, entry in expected.items()}, shapes,
                     prefix, (*TRAINING_STATE, *ignored))
-    return model, read_arrays(prefix, expected), prefix
+    # The step travels with the weights (the assignment skips it as training state).
+    step = ["global_step"] if "global_step" in shapes else []
+    return model, read_arrays(prefix, [*expected, *step]), prefix
 
 
 def load_original(path: str, config: AlbertConfig | None = None, sentence_objective: str = "sop",
@@ -215,14 +218,7 @@ def load_original(path: str, config: AlbertConfig | None = None, sentence_object
     released ALBERT models were trained with SOP)."""
     model, arrays, prefix = read_original(path, config, sentence_objective, ignored)
     assign_original_arrays(model, arrays, prefix)
-    return model, model.config, read_global_step(prefix)
-
-
-def read_global_step(prefix: str) -> int:
-    """The checkpoint's `global_step`, or 0 when it has none."""
-    if "global_step" not in checkpoint_shapes(prefix):
-        return 0
-    return int(read_arrays(prefix, ["global_step"])["global_step"])
+    return model, model.config, int(arrays.get("global_step", 0))
 
 
 def write_name_based_checkpoint(prefix: str, arrays: Mapping[str, np.ndarray]) -> None:

@@ -27,12 +27,18 @@ VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _MAX_LISTED = 40  # names listed per kind of problem before "... and N more"
 # Keys of training state (optimizer, its slots, counters) that a model restore skips.
-_TRAINING_STATE = (r"\.OPTIMIZER_SLOT/", r"(^|/)optimizer/", r"^save_counter(/|$)", r"^global_step$")
+_TRAINING_STATE = (r"\.OPTIMIZER_SLOT/", r"(^|/)optimizer/", r"^save_counter(/|$)",
+                   r"^global_step$")
 
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, unreadable, or does not fit the model; the message says which
     file and which variables."""
+
+
+def containing_folder(path: str) -> str:
+    """`path` itself if it is a folder, else the folder the file (or prefix) is in."""
+    return path if tf.io.gfile.isdir(path) else os.path.dirname(path)
 
 
 def resolve_checkpoint(path: str, pattern: str = "*.index") -> str:
