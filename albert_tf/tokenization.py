@@ -19,8 +19,15 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+import numpy as np
+import sentencepiece as spm
+
+from data_prep.files import read_bytes
 from data_prep.normalize import normalize_text
+from data_prep.sentencepiece_proto import without_dummy_prefix
 from data_prep.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, Tokenizer
+
+MASK_TEXT = "[MASK]"
 
 
 class AlbertTokenizer:
@@ -37,6 +44,7 @@ class AlbertTokenizer:
         self.spm_model = os.fspath(spm_model)
         self.lower_case = lower_case
         self._tokenizer = Tokenizer(self.spm_model)  # checks the id layout
+        self._continuation = None  # built on first use: encodes text that continues a word
 
     @property
     def vocab_size(self) -> int:
@@ -57,3 +65,70 @@ class AlbertTokenizer:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._tokenizer.processor.decode([int(piece_id) for piece_id in ids])
+
+    def encode_with_masks(self, text: str) -> list[int]:
+        """Ids of `text` with each literal "[MASK]" as the [MASK] id (what `fill_mask` reads).
+
+        The text between masks is encoded piece by piece; a piece that follows a mask with no
+        space ("[MASK]." or the "able" of "un[MASK]able") is encoded as the continuation of a
+        word, without SentencePiece's word-start marker.
+        """
+        ids: list[int] = []
+        for index, part in enumerate(text.split(MASK_TEXT)):
+            if index == 0:
+                ids += self.encode(part)
+                continue
+            ids.append(self.mask_id)
+            if part and not part[0].isspace():
+                ids += self._encode_continuation(part)
+            else:
+                ids += self.encode(part)
+        return ids
+
+    def _encode_continuation(self, text: str) -> list[int]:
+        if self._continuation is None:
+            self._continuation = spm.SentencePieceProcessor(
+                model_proto=without_dummy_prefix(read_bytes(self.spm_model)))
+        ids = self._continuation.encode(self.normalize(text), out_type=int)
+        return self._tokenizer.split_digit_commas(ids)
+
+    def encode_for_model(self, texts: Sequence[str], text_pairs: Sequence[str] | None = None,
+                         max_seq_length: int = 512) -> dict[str, np.ndarray]:
+        """Encoder inputs for texts (and pairs): `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`,
+        truncated as the original `run_classifier.py` did and padded to the longest row.
+
+        An empty pair text packs its row as a single text (as the original did). Returns int32
+        `(batch_size, seq_length)` arrays `input_word_ids`, `input_mask`, `input_type_ids`.
+        """
+        pairs = text_pairs if text_pairs is not None else [""] * len(texts)
+        if len(pairs) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        rows = []
+        for first, second in zip(self.encode_batch(texts), self.encode_batch(pairs)):
+            truncate_pair(first, second, max_seq_length - (3 if second else 2))
+            word_ids = [self.cls_id, *first, self.sep_id]
+            type_ids = [0] * len(word_ids)
+            if second:
+                word_ids += [*second, self.sep_id]
+                type_ids += [1] * (len(second) + 1)
+            rows.append((word_ids, type_ids))
+        length = max([2] + [len(word_ids) for word_ids, _ in rows])
+        inputs = {name: np.zeros((len(rows), length), np.int32)
+                  for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        for row, (word_ids, type_ids) in enumerate(rows):
+            inputs["input_word_ids"][row, :len(word_ids)] = word_ids
+            inputs["input_mask"][row, :len(word_ids)] = 1
+            inputs["input_type_ids"][row, :len(type_ids)] = type_ids
+        return inputs
+
+
+def truncate_pair(first: list[int], second: list[int], budget: int) -> None:
+    """Shortens the two lists in place to `budget` items in all, as the original
+    `_truncate_seq_pair` did: the last item of the longer one goes first (of `second` on ties).
+
+    >>> a, b = [1, 2, 3, 4], [5, 6]
+    >>> truncate_pair(a, b, 3); a, b
+    ([1, 2], [5])
+    """
+    while len(first) + len(second) > budget:
+        (first if len(first) > len(second) else second).pop()

@@ -85,25 +85,33 @@ class Tokenizer:
         if not sentences:
             return []
         encoded = self.processor.encode(list(sentences), out_type=int, num_threads=1)
-        if not self._digit_comma_ids:
-            return encoded
-        return [ids if self._digit_comma_ids.isdisjoint(ids) else self._split_digit_commas(ids)
-                for ids in encoded]
+        return [self.split_digit_commas(ids) for ids in encoded]
 
-    def _split_digit_commas(self, ids: list[int]) -> list[int]:
-        processor = self.processor
+    @property
+    def digit_comma_ids(self) -> frozenset[int]:
+        """Ids of the pieces that end in a digit and a comma ("1990,")."""
+        return self._digit_comma_ids
+
+    def split_digit_commas(self, ids: list[int]) -> list[int]:
+        """`ids` with each digit-comma piece replaced by its number's pieces and ","."""
+        if self._digit_comma_ids.isdisjoint(ids):
+            return ids
         result = []
         for piece_id in ids:
-            if piece_id not in self._digit_comma_ids:
+            if piece_id in self._digit_comma_ids:
+                result.extend(self._digit_comma_parts(piece_id))
+            else:
                 result.append(piece_id)
-                continue
-            piece = processor.id_to_piece(piece_id)
-            number = processor.encode(piece[:-1].replace(WORD_MARKER, ""), out_type=str)
-            if not piece.startswith(WORD_MARKER) and number and number[0].startswith(WORD_MARKER):
-                # The piece continued a word, so its number must not start a new one.
-                number = number[1:] if number[0] == WORD_MARKER else [number[0][1:], *number[1:]]
-            result.extend(processor.piece_to_id(part) for part in (*number, piece[-1]))
         return result
+
+    def _digit_comma_parts(self, piece_id: int) -> list[int]:
+        processor = self.processor
+        piece = processor.id_to_piece(piece_id)
+        number = processor.encode(piece[:-1].replace(WORD_MARKER, ""), out_type=str)
+        if not piece.startswith(WORD_MARKER) and number and number[0].startswith(WORD_MARKER):
+            # The piece continued a word, so its number must not start a new one.
+            number = number[1:] if number[0] == WORD_MARKER else [number[0][1:], *number[1:]]
+        return [processor.piece_to_id(part) for part in (*number, piece[-1])]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.processor.id_to_piece(int(piece_id)) for piece_id in ids]

@@ -1,0 +1,214 @@
+"""Exports an ALBERT model as a TensorFlow SavedModel that serves raw text.
+
+Signatures (every output is float32 or int32, whatever the model's compute dtype):
+    serving_default  text (tf.string `(batch,)`) -> pooled_output `(batch, H)`,
+                     sequence_output `(batch, seq, H)`, input_word_ids / input_mask /
+                     input_type_ids `(batch, seq)`, and a task model's outputs.
+    serving_pairs    text, text_pair -> the same, packed `[CLS] a [SEP] b [SEP]` (an empty
+                     text_pair packs its row as a single text).
+    encode_ids       input_word_ids, input_mask, input_type_ids (int32 `(batch, seq)`) ->
+                     pooled_output, sequence_output (the TF-Hub encoder interface).
+    preprocess, preprocess_pairs
+                     text (, text_pair) -> input_word_ids, input_mask, input_type_ids.
+    fill_mask        (models with the masked-LM head) text with literal "[MASK]"s ->
+                     mask_positions `(batch, masks)` (-1 pads rows with fewer masks),
+                     top_k_ids, top_k_pieces, top_k_probabilities `(batch, masks, k)`.
+`seq` is the batch's longest packed row (at most `max_seq_length`), so short requests cost
+less. Tokenization (tensorflow-text ops) runs outside the model function, which is
+XLA-compiled when `jit_compile` is set.
+
+A SavedModel signature has a fixed set of inputs, so pairs have their own signatures rather
+than an optional input. The SentencePiece model is embedded in the graph (the op takes it as
+an attribute) and also travels as the asset `assets/<name>.model`, for clients that tokenize
+themselves; `assets.extra/albert_export.json` records the export options and model config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any, Mapping
+
+import tensorflow as tf
+
+from albert_tf.checkpoints.staging import staged_folder
+from albert_tf.export.loading import ExportError, register_text_ops
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.pretrainer import AlbertPretrainer
+from data_prep.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+
+METADATA_FILE = "albert_export.json"
+_NEVER_PREDICTED = (PAD_ID, CLS_ID, SEP_ID, MASK_ID)  # fill_mask skips these ids
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """How the SavedModel preprocesses and runs.
+
+    Attributes:
+        max_seq_length: longest packed row; longer texts are truncated.
+        lower_case: lower-case text before SentencePiece (the released models are uncased).
+        top_k: how many predictions `fill_mask` returns per mask.
+        jit_compile: XLA-compile the model function (each new (batch, seq) shape compiles).
+        pad_to_multiple_of: round the padded length up to this multiple, bounding the shapes
+            an XLA-compiled model meets.
+    """
+
+    max_seq_length: int = 512
+    lower_case: bool = True
+    top_k: int = 5
+    jit_compile: bool = False
+    pad_to_multiple_of: int = 1
+
+
+def _text_spec(name: str) -> tf.TensorSpec:
+    return tf.TensorSpec([None], tf.string, name=name)
+
+
+def _ids_specs() -> dict[str, tf.TensorSpec]:
+    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+
+
+def _float32(outputs: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
+            for name, value in outputs.items()}
+
+
+class AlbertServing:
+    """The serving functions of one model, and the `tf.Module` a SavedModel saves for them.
+
+    Args:
+        model: an `AlbertEncoder`, an `AlbertPretrainer` (adds `fill_mask`), or a task model:
+            a Keras model with an `encoder` attribute whose call on the ids dict returns a dict
+            holding `sequence_output`, `pooled_output` and its task outputs.
+        spm_model: the SentencePiece `.model` the model was trained with.
+        options: `ExportOptions`.
+
+    `signatures()` traces the functions once. `root()` holds only what they use: the model's
+    variables, the SentencePiece resources and the asset. The Keras objects and the functions
+    stay out of it: saving a tracked Keras model also traces and saves every layer's Keras call
+    functions, and saving a tracked `tf.function` traces it again, which together tripled the
+    time an export took; serving needs neither.
+    """
+
+    def __init__(self, model, spm_model: str, options: ExportOptions):
+        register_text_ops()
+        from albert_tf.preprocessing.packing import AlbertInputPacker
+        from albert_tf.preprocessing.tokenizer import BYTES_PER_POSITION, AlbertTextTokenizer
+
+        self.model = model
+        self.encoder = model if isinstance(model, AlbertEncoder) else model.encoder
+        self.masked_lm = model.masked_lm if isinstance(model, AlbertPretrainer) else None
+        self.options = options
+        self.spm_model = spm_model
+        self.tokenizer = AlbertTextTokenizer(
+            spm_model, options.lower_case,
+            max_input_bytes=BYTES_PER_POSITION * options.max_seq_length)
+        if self.tokenizer.vocab_size != self.encoder.config.vocab_size:
+            raise ExportError(f"{spm_model}: the SentencePiece model has "
+                              f"{self.tokenizer.vocab_size} pieces but the model's vocab_size "
+                              f"is {self.encoder.config.vocab_size}; pass the tokenizer the "
+                              f"model was trained with")
+        self.packer = AlbertInputPacker(options.max_seq_length, options.pad_to_multiple_of)
+        self._run_model = tf.function(self._model_outputs, autograph=False,
+                                      jit_compile=options.jit_compile)
+        self._run_masked_lm = tf.function(self._masked_lm_probabilities, autograph=False,
+                                          jit_compile=options.jit_compile)
+
+    def root(self) -> tf.Module:
+        root = tf.Module(name="albert_serving")
+        root.model_variables = list(self.model.variables)
+        root.tokenizer_resources = list(self.tokenizer.resources)
+        root.sentencepiece_model = tf.saved_model.Asset(self.spm_model)
+        return root
+
+    def signatures(self) -> dict[str, Any]:
+        """name -> traced concrete function, for `tf.saved_model.save(signatures=...)`."""
+        text, text_pair = _text_spec("text"), _text_spec("text_pair")
+        functions = {"serving_default": (self._serve, [text]),
+                     "serving_pairs": (self._serve, [text, text_pair]),
+                     "encode_ids": (self._encode_ids, [_ids_specs()]),
+                     "preprocess": (self._preprocess, [text]),
+                     "preprocess_pairs": (self._preprocess, [text, text_pair])}
+        if self.masked_lm is not None:
+            functions["fill_mask"] = (self._fill_mask, [text])
+        return {name: tf.function(function, input_signature=spec,
+                                  autograph=False).get_concrete_function()
+                for name, (function, spec) in functions.items()}
+
+    def _preprocess(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self.packer([self.tokenizer(text) for text in texts])
+
+    def _serve(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+        inputs = self._preprocess(*texts)
+        return {**self._run_model(inputs), **inputs}
+
+    def _encode_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        outputs = self._run_model(inputs)
+        return {name: outputs[name] for name in ("pooled_output", "sequence_output")}
+
+    def _model_outputs(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        inputs = {name: inputs[name] for name in INPUT_NAMES}
+        if self.model is self.encoder or self.masked_lm is not None:
+            outputs = self.encoder(inputs, training=False)
+        else:  # a task model: its outputs include the encoder's
+            outputs = self.model(inputs, training=False)
+        return _float32(outputs)
+
+    def _fill_mask(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        inputs = self.packer([self.tokenizer.tokenize_with_masks(text)])
+        word_ids = inputs["input_word_ids"]
+        positions = tf.ragged.boolean_mask(
+            tf.broadcast_to(tf.range(tf.shape(word_ids)[1]), tf.shape(word_ids)),
+            tf.equal(word_ids, MASK_ID)).to_tensor(default_value=-1)  # (batch, masks)
+        probabilities = self._run_masked_lm(inputs, tf.maximum(positions, 0))
+        never = tf.scatter_nd(tf.constant(_NEVER_PREDICTED)[:, None],
+                              tf.ones(len(_NEVER_PREDICTED), tf.bool),
+                              [self.encoder.config.vocab_size])
+        top_probabilities, top_ids = tf.math.top_k(
+            tf.where(never, -1.0, probabilities), k=self.options.top_k)
+        valid = (positions >= 0)[:, :, None]
+        return {"mask_positions": positions,
+                "top_k_ids": tf.where(valid, top_ids, -1),
+                "top_k_pieces": tf.where(valid, self.tokenizer.id_to_piece(top_ids), ""),
+                "top_k_probabilities": tf.where(valid, top_probabilities, 0.0)}
+
+    def _masked_lm_probabilities(self, inputs, positions):
+        """Probabilities over the vocabulary at `positions`: `(batch, masks, vocab)`."""
+        encoded = self.encoder(inputs, training=False)
+        logits = self.masked_lm(encoded["sequence_output"], positions,
+                                self.encoder.get_embedding_table())
+        return tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)
+
+
+def export_saved_model(model, spm_model: str, output_dir: str,
+                       options: ExportOptions = ExportOptions(),
+                       metadata: Mapping[str, Any] | None = None) -> str:
+    """Writes `model` as a SavedModel in the new (or empty) folder `output_dir`, atomically.
+
+    Args:
+        model: see `AlbertServing`.
+        spm_model: the model's SentencePiece `.model`.
+        output_dir: where the SavedModel goes.
+        options: `ExportOptions`.
+        metadata: extra facts for `assets.extra/albert_export.json` (e.g. the source).
+    Returns the absolute path of the SavedModel folder.
+    """
+    config = model.config if hasattr(model, "config") else model.encoder.config
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ExportError(f"max_seq_length {options.max_seq_length} exceeds the model's "
+                          f"max_position_embeddings {config.max_position_embeddings}")
+    serving = AlbertServing(model, spm_model, options)
+    signatures = serving.signatures()
+    with staged_folder(output_dir) as staging:
+        tf.saved_model.save(serving.root(), staging, signatures=signatures)
+        os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
+        facts = {**(metadata or {}), "options": dataclasses.asdict(options),
+                 "model_config": config.to_dict(), "signatures": sorted(signatures),
+                 "compute_dtype": model.compute_dtype}
+        with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
+                  encoding="utf-8") as f:
+            json.dump(facts, f, indent=2)
+            f.write("\n")
+    return os.path.abspath(output_dir)

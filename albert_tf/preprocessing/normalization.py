@@ -1,0 +1,70 @@
+"""The ALBERT text normalization (`data_prep.normalize.normalize_text`) as TensorFlow ops.
+
+The Python normalization and this one agree on every string: the character classes the graph
+needs (combining marks, whitespace) are read from this Python's `unicodedata` when the graph is
+built, not approximated by regex categories (`\\p{Mn}` is not "non-zero combining class":
+U+0941 is Mn with class 0). The one known source of difference is the Unicode version: TF's
+NFKD and lower-casing tables are older than Python 3.11's Unicode 14, so letters added since
+(e.g. U+2C2F GLAGOLITIC CAPITAL LETTER CAUDATE CHAMRAN) may be left upper-case in the graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import unicodedata
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+
+def character_class(code_points: list[int]) -> str:
+    """An RE2 character class matching exactly `code_points` (sorted), as compact ranges.
+
+    >>> character_class([9, 10, 11, 32])
+    '[\\\\x{9}-\\\\x{b}\\\\x{20}]'
+    """
+    ranges: list[list[int]] = []
+    for code in code_points:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    parts = (f"\\x{{{first:x}}}" if first == last else f"\\x{{{first:x}}}-\\x{{{last:x}}}"
+             for first, last in ranges)
+    return "[" + "".join(parts) + "]"
+
+
+@functools.lru_cache(maxsize=None)
+def combining_marks_class() -> str:
+    """Characters with a non-zero canonical combining class (what the normalization drops)."""
+    return character_class([code for code in range(sys.maxunicode + 1)
+                            if unicodedata.combining(chr(code))])
+
+
+@functools.lru_cache(maxsize=None)
+def whitespace_class() -> str:
+    """The characters Python's `str.split()` splits on (Unicode whitespace, \\x1c-\\x1f too)."""
+    return character_class([code for code in range(sys.maxunicode + 1) if chr(code).isspace()])
+
+
+def valid_utf8(text: tf.Tensor) -> tf.Tensor:
+    """`text` with every invalid UTF-8 sequence replaced by U+FFFD, so later ops never fail."""
+    return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace",
+                                        replacement_char=0xFFFD)
+
+
+def normalize_text(text: tf.Tensor, lower_case: bool) -> tf.Tensor:
+    """The graph version of `data_prep.normalize.normalize_text` on a string tensor.
+
+    Steps, in the Python function's order: LaTeX quotes (two backquotes or two single
+    quotes) -> `"`, NFKD, combining marks dropped, lower-cased (if asked), whitespace runs ->
+    one space, stripped. `text` must be valid UTF-8 (see `valid_utf8`).
+    """
+    text = tf.strings.regex_replace(text, "``|''", '"')
+    text = tf_text.normalize_utf8(text, "NFKD")
+    text = tf.strings.regex_replace(text, combining_marks_class(), "")
+    if lower_case:
+        text = tf.strings.lower(text, encoding="utf-8")
+    text = tf.strings.regex_replace(text, whitespace_class() + "+", " ")
+    return tf.strings.strip(text)

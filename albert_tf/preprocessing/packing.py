@@ -1,0 +1,81 @@
+"""AlbertInputPacker: one or two tokenized segments -> padded encoder inputs, in the graph."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+import tf_keras
+
+from data_prep.tokenizer import CLS_ID, PAD_ID, SEP_ID
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertInputPacker(tf_keras.layers.Layer):
+    """Truncates and packs segments as `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`.
+
+    Truncation is the original `run_classifier.py` rule (`_truncate_seq_pair`: drop the last
+    piece of the longer segment until the pair fits), which is what tensorflow-text's
+    `RoundRobinTrimmer` computes; packing concatenates ragged rows. As in the original, an empty second segment is no segment:
+    its row packs as a single text, without a second [SEP].
+
+    The batch is padded to its longest row (rounded up to `pad_to_multiple_of`, at most
+    `max_seq_length`), not always to `max_seq_length`: short requests cost less.
+
+    Args:
+        max_seq_length: the most positions a packed row may have ([CLS] and [SEP]s included).
+        pad_to_multiple_of: round the padded length up to a multiple of this, to bound the
+            number of distinct shapes an XLA-compiled model sees.
+
+    Call: a list of one or two int `tf.RaggedTensor` `(batch_size, (pieces))` -> dict of int32
+    `(batch_size, seq_length)`: `input_word_ids`, `input_mask`, `input_type_ids`.
+    """
+
+    def __init__(self, max_seq_length: int, pad_to_multiple_of: int = 1, **kwargs):
+        super().__init__(trainable=False, **kwargs)
+        if max_seq_length < 3:
+            raise ValueError(f"max_seq_length must be at least 3 ([CLS] x [SEP]), got "
+                             f"{max_seq_length}")
+        if pad_to_multiple_of < 1:
+            raise ValueError(f"pad_to_multiple_of must be positive, got {pad_to_multiple_of}")
+        self.max_seq_length = max_seq_length
+        self.pad_to_multiple_of = pad_to_multiple_of
+
+    def call(self, segments: list[tf.RaggedTensor]) -> dict[str, tf.Tensor]:
+        if len(segments) not in (1, 2):
+            raise ValueError(f"AlbertInputPacker packs 1 or 2 segments, got {len(segments)}")
+        first = tf.cast(segments[0], tf.int32)
+        every_row = tf.ones_like(first.row_lengths(), tf.bool)
+        if len(segments) == 1:
+            first, = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim([first])
+            second = first[:, :0]
+            second_sep = _column(SEP_ID, ~every_row)
+        else:
+            second = tf.cast(segments[1], tf.int32)
+            # The trimmer takes one budget for the batch, so a pair's closing [SEP] is trimmed
+            # as a third segment; round robin then gives a and b what the original gives them.
+            first, second, second_sep = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim(
+                [first, second, _column(SEP_ID, second.row_lengths() > 0)])
+        head = tf.concat([_column(CLS_ID, every_row), first, _column(SEP_ID, every_row)], axis=1)
+        tail = tf.concat([second, second_sep], axis=1)
+        word_ids = tf.concat([head, tail], axis=1)
+        type_ids = tf.concat([tf.zeros_like(head), tf.ones_like(tail)], axis=1)
+        longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [2]], axis=0))
+        multiple = tf.constant(self.pad_to_multiple_of, longest.dtype)
+        length = tf.minimum((longest + multiple - 1) // multiple * multiple,
+                            self.max_seq_length)
+        word_ids, mask = tf_text.pad_model_inputs(word_ids, length, pad_value=PAD_ID)
+        type_ids, _ = tf_text.pad_model_inputs(type_ids, length)
+        return {"input_word_ids": tf.cast(word_ids, tf.int32),
+                "input_mask": tf.cast(mask, tf.int32),
+                "input_type_ids": tf.cast(type_ids, tf.int32)}
+
+    def get_config(self):
+        return {**super().get_config(), "max_seq_length": self.max_seq_length,
+                "pad_to_multiple_of": self.pad_to_multiple_of}
+
+
+def _column(value: int, present: tf.Tensor) -> tf.RaggedTensor:
+    """A ragged `(batch_size, (0 or 1))` holding `value` in the rows where `present` is true."""
+    lengths = tf.cast(present, tf.int64)
+    return tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.reduce_sum(lengths)], tf.constant(value, tf.int32)), lengths)

@@ -1,0 +1,147 @@
+"""AlbertTextTokenizer: raw strings -> ALBERT SentencePiece ids, inside the TensorFlow graph."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+import tf_keras
+
+from albert_tf.preprocessing.normalization import normalize_text, valid_utf8, whitespace_class
+from data_prep.sentencepiece_proto import without_dummy_prefix
+from data_prep.files import read_bytes
+from data_prep.tokenizer import MASK_ID, Tokenizer
+
+MASK_TEXT = "[MASK]"
+BYTES_PER_POSITION = 128
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertTextTokenizer(tf_keras.layers.Layer):
+    """Tokenizes text exactly as `albert_tf.tokenization.AlbertTokenizer` does, in the graph.
+
+    Invalid UTF-8 is replaced by U+FFFD, the text is normalized (`normalization.normalize_text`),
+    encoded by tensorflow-text's `SentencepieceTokenizer`, and pieces that end in a digit and a
+    comma ("1990,") are split into the number's pieces and "," as the original tokenizer did
+    (one gather through a table built here from the vocabulary).
+
+    Args:
+        spm_model: path of an ALBERT SentencePiece `.model` (checked for the ALBERT id layout).
+            Its bytes are embedded in the graph (the tensorflow-text op takes the model as an
+            attribute), so a SavedModel does not need the file to run.
+        lower_case: lower-case the text (the released models are uncased).
+        max_input_bytes: if set, a longer text is cut to this many bytes, back to its last
+            whitespace, before anything else (a 10 MB request then costs what a 64 KB one
+            does). Use enough bytes for the pieces you keep: `AlbertInputPacker` keeps
+            `max_seq_length`, and `BYTES_PER_POSITION * max_seq_length` covers them for any
+            text whose pieces average under 128 bytes (the released vocabulary's longest
+            piece has 16 characters).
+
+    Call: `text` tf.string `(batch_size,)` -> int32 `tf.RaggedTensor` `(batch_size, (pieces))`,
+    no [CLS]/[SEP] added.
+    """
+
+    def __init__(self, spm_model: str | os.PathLike, lower_case: bool = True,
+                 max_input_bytes: int | None = None, **kwargs):
+        super().__init__(trainable=False, **kwargs)
+        self.spm_model = os.fspath(spm_model)
+        self.lower_case = lower_case
+        self.max_input_bytes = max_input_bytes
+        python_tokenizer = Tokenizer(self.spm_model)  # checks the id layout
+        self.vocab_size = python_tokenizer.vocab_size
+        proto = read_bytes(self.spm_model)
+        self._sentencepiece = tf_text.SentencepieceTokenizer(proto, out_type=tf.int32)
+        # For text that continues a word (after a "[MASK]" with no space before it).
+        self._continuation = tf_text.SentencepieceTokenizer(without_dummy_prefix(proto),
+                                                            out_type=tf.int32)
+        self._digit_comma_table = _digit_comma_table(python_tokenizer)
+
+    def call(self, text: tf.Tensor) -> tf.RaggedTensor:
+        return self._encode(self._valid_prefix(text), self._sentencepiece)
+
+    def _valid_prefix(self, text: tf.Tensor) -> tf.Tensor:
+        """`text` cut to `max_input_bytes` at a word boundary, as valid UTF-8."""
+        if self.max_input_bytes is None:
+            return valid_utf8(text)
+        prefix = valid_utf8(tf.strings.substr(text, 0, self.max_input_bytes))
+        space = whitespace_class()
+        at_last_space = tf.strings.regex_replace(prefix, f"{space}[^{space[1:]}*$", "")
+        return tf.where(tf.strings.length(text) > self.max_input_bytes, at_last_space, prefix)
+
+    def _encode(self, valid_text: tf.Tensor, sentencepiece) -> tf.RaggedTensor:
+        ids = sentencepiece.tokenize(normalize_text(valid_text, self.lower_case))
+        return self._split_digit_commas(ids)
+
+    def _split_digit_commas(self, ids: tf.RaggedTensor) -> tf.RaggedTensor:
+        if self._digit_comma_table is None:
+            return ids
+        starts, lengths, values = (tf.constant(array) for array in self._digit_comma_table)
+        flat_ids = ids.flat_values
+        first = tf.gather(starts, flat_ids)
+        replacement = tf.ragged.range(first, first + tf.gather(lengths, flat_ids))
+        replaced = replacement.with_flat_values(tf.gather(values, replacement.flat_values))
+        return ids.with_flat_values(replaced).merge_dims(-2, -1)
+
+    def tokenize_with_masks(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """Ids of text in which each literal "[MASK]" becomes the [MASK] id.
+
+        The text between masks is tokenized piece by piece. A piece that follows a mask
+        directly, with no space ("[MASK]." or "un[MASK]able"'s "able"), is encoded as the
+        continuation of a word, without SentencePiece's word-start marker.
+
+        text: tf.string `(batch_size,)` -> int32 `tf.RaggedTensor` `(batch_size, (pieces))`.
+        """
+        parts = tf.strings.split(self._valid_prefix(text), sep=MASK_TEXT)  # (batch, (parts))
+        flat_parts = parts.flat_values
+        after_mask = _index_in_row(parts) > 0
+        first_char = tf.strings.substr(flat_parts, 0, 1, unit="UTF8_CHAR")
+        continues_word = after_mask & (first_char != "") & ~tf.strings.regex_full_match(
+            first_char, whitespace_class())
+        word_parts = tf.where(~continues_word)[:, 0]
+        continuation_parts = tf.where(continues_word)[:, 0]
+        part_ids = tf.concat([
+            self._encode(tf.gather(flat_parts, word_parts), self._sentencepiece),
+            self._encode(tf.gather(flat_parts, continuation_parts), self._continuation)], axis=0)
+        part_ids = tf.gather(part_ids, tf.math.invert_permutation(
+            tf.concat([word_parts, continuation_parts], axis=0)))
+        # The [MASK] id before every part but each text's first.
+        mask_before = tf.RaggedTensor.from_row_lengths(
+            tf.fill([tf.reduce_sum(tf.cast(after_mask, tf.int32))], MASK_ID),
+            tf.cast(after_mask, tf.int64))
+        part_ids = tf.concat([mask_before, part_ids], axis=1)
+        return parts.with_flat_values(part_ids).merge_dims(-2, -1)
+
+    @property
+    def resources(self) -> tuple[tf.Module, ...]:
+        """The tensorflow-text tokenizers (SentencePiece resources) an exported graph uses;
+        a `tf.Module` that serves this layer's ops tracks them so a SavedModel saves them."""
+        return self._sentencepiece, self._continuation
+
+    def id_to_piece(self, ids: tf.Tensor) -> tf.Tensor:
+        """The piece strings of int ids (any shape)."""
+        return self._sentencepiece.id_to_string(ids)
+
+    def get_config(self):
+        return {**super().get_config(), "spm_model": self.spm_model,
+                "lower_case": self.lower_case, "max_input_bytes": self.max_input_bytes}
+
+
+def _index_in_row(ragged: tf.RaggedTensor) -> tf.Tensor:
+    """For each flat value of a 2-D ragged tensor, its position within its row."""
+    return tf.range(tf.size(ragged.flat_values, out_type=ragged.row_splits.dtype)) - \
+        tf.repeat(ragged.row_starts(), ragged.row_lengths())
+
+
+def _digit_comma_table(tokenizer: Tokenizer) -> tuple[np.ndarray, ...] | None:
+    """(starts, lengths, values): id i becomes values[starts[i]:starts[i] + lengths[i]];
+    None when the vocabulary has no digit-comma pieces (then ids pass through)."""
+    if not tokenizer.digit_comma_ids:
+        return None
+    replacements = [tokenizer.split_digit_commas([piece_id])
+                    for piece_id in range(tokenizer.vocab_size)]
+    lengths = np.array([len(parts) for parts in replacements], np.int32)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
+    values = np.array([part for parts in replacements for part in parts], np.int32)
+    return starts, lengths, values
