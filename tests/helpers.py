@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+# The user-defined symbols of the released `30k-clean.model` (ids 5-12).
+RELEASED_USER_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+
 
 def random_inputs(lengths, seq_length, vocab_size, seed=0, type_split=None):
     """A dict of encoder inputs; row i has lengths[i] real tokens, then padding (id 0).

@@ -1,9 +1,7 @@
 """The released-model tokenizer: id layout, the original normalization, the digit-comma rule.
 
-The released `30k-clean.model` cannot be downloaded here, so the test trains a model with the
-flags the ALBERT authors published for it (pad 0, unk 1, no BOS/EOS, [CLS]/[SEP]/[MASK] as
-control symbols, their user-defined symbols), plus "5," as a user-defined piece to exercise
-the original's digit-comma rule.
+The released `30k-clean.model` cannot be downloaded here; the `released_style_model` fixture
+(conftest) is trained with the flags the ALBERT authors published for it.
 """
 
 import io
@@ -12,28 +10,8 @@ import pytest
 import sentencepiece as spm
 
 from albert_tf.tokenization import AlbertTokenizer
+from helpers import RELEASED_USER_SYMBOLS
 from data_prep.options import DataPrepError
-
-RELEASED_USER_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
-
-
-@pytest.fixture(scope="module")
-def released_style_model(tmp_path_factory):
-    words = ("the cafe deja vu of and in to was he for on as with by his at from that is it an "
-             "were which are this be year month").split()
-    lines = [" ".join(words[(i * 7 + j) % len(words)] for j in range(9))
-             + f" in {1990 + i % 9}, a ({words[i % len(words)]}) \"x\" - \u00a35 \u20ac3."
-             for i in range(2000)]
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=model, model_type="unigram", vocab_size=56,
-        pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        user_defined_symbols=RELEASED_USER_SYMBOLS + ["5,"], character_coverage=0.99995,
-        hard_vocab_limit=False, minloglevel=2)
-    path = tmp_path_factory.mktemp("spm") / "30k-clean.model"
-    path.write_bytes(model.getvalue())
-    return str(path)
-
 
 def test_id_layout_of_the_released_model(released_style_model):
     tokenizer = AlbertTokenizer(released_style_model)

@@ -54,6 +54,18 @@ def valid_utf8(text: tf.Tensor) -> tf.Tensor:
                                         replacement_char=0xFFFD)
 
 
+def _lower(text: tf.Tensor) -> tf.Tensor:
+    """Unicode lower-casing. `tf.strings.lower(encoding="utf-8")` stops at a NUL character
+    (the rest of the string is lost), so the pieces between NULs are lower-cased apart and
+    joined again (a NUL in an op attribute, such as a join separator, is dropped too, so the
+    NULs go back as tensor values)."""
+    nul = tf.constant("\x00")
+    pieces = tf.strings.lower(tf.strings.split(text, sep="\x00"), encoding="utf-8")
+    joined = tf.strings.reduce_join(tf.strings.join([pieces, nul]), axis=-1)
+    length = tf.strings.length(joined) - 1
+    return tf.strings.substr(joined, tf.zeros_like(length), length)
+
+
 def normalize_text(text: tf.Tensor, lower_case: bool) -> tf.Tensor:
     """The graph version of `data_prep.normalize.normalize_text` on a string tensor.
 
@@ -65,6 +77,6 @@ def normalize_text(text: tf.Tensor, lower_case: bool) -> tf.Tensor:
     text = tf_text.normalize_utf8(text, "NFKD")
     text = tf.strings.regex_replace(text, combining_marks_class(), "")
     if lower_case:
-        text = tf.strings.lower(text, encoding="utf-8")
+        text = _lower(text)
     text = tf.strings.regex_replace(text, whitespace_class() + "+", " ")
     return tf.strings.strip(text)

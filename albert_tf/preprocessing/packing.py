@@ -31,7 +31,8 @@ class AlbertInputPacker(tf_keras.layers.Layer):
     """
 
     def __init__(self, max_seq_length: int, pad_to_multiple_of: int = 1, **kwargs):
-        super().__init__(trainable=False, **kwargs)
+        kwargs["trainable"] = False
+        super().__init__(**kwargs)
         if max_seq_length < 3:
             raise ValueError(f"max_seq_length must be at least 3 ([CLS] x [SEP]), got "
                              f"{max_seq_length}")
@@ -51,10 +52,13 @@ class AlbertInputPacker(tf_keras.layers.Layer):
             second_sep = _column(SEP_ID, ~every_row)
         else:
             second = tf.cast(segments[1], tf.int32)
-            # The trimmer takes one budget for the batch, so a pair's closing [SEP] is trimmed
-            # as a third segment; round robin then gives a and b what the original gives them.
-            first, second, second_sep = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim(
-                [first, second, _column(SEP_ID, second.row_lengths() > 0)])
+            # The trimmer takes one budget for the whole batch, so a pair's closing [SEP] is
+            # trimmed as a segment too, placed first: it always gets its slot, and round robin
+            # then shares the rest between a and b as the original does. A b trimmed to
+            # nothing leaves a single text, as in the original.
+            _, first, second = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim(
+                [_column(SEP_ID, second.row_lengths() > 0), first, second])
+            second_sep = _column(SEP_ID, second.row_lengths() > 0)
         head = tf.concat([_column(CLS_ID, every_row), first, _column(SEP_ID, every_row)], axis=1)
         tail = tf.concat([second, second_sep], axis=1)
         word_ids = tf.concat([head, tail], axis=1)

@@ -45,7 +45,8 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
 
     def __init__(self, spm_model: str | os.PathLike, lower_case: bool = True,
                  max_input_bytes: int | None = None, **kwargs):
-        super().__init__(trainable=False, **kwargs)
+        kwargs["trainable"] = False
+        super().__init__(**kwargs)
         self.spm_model = os.fspath(spm_model)
         self.lower_case = lower_case
         self.max_input_bytes = max_input_bytes

@@ -26,9 +26,9 @@ from albert_tf.config import (AlbertConfig, ConfigError, apply_overrides, datacl
 from albert_tf.distribute import DistributionConfig
 from albert_tf.models.pretrainer import SENTENCE_OBJECTIVES
 from albert_tf.optimization import OptimizerConfig
+from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.presets import preset_path
 
-PRECISION_POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 
 
 def _require_positive(section: str, instance, names: Sequence[str]) -> None:

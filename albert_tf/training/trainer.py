@@ -33,6 +33,7 @@ from albert_tf.data.validation import check_pretraining_files
 from albert_tf.distribute import create_strategy, is_chief, xla_supported
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import create_optimizer
+from albert_tf.precision import precision_policy
 from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
 from albert_tf.training.config import PretrainConfig
 from data_prep.files import atomic_write_bytes
@@ -213,17 +214,13 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     if is_chief(strategy):
         save_run_config(config)
     tf_keras.utils.set_random_seed(config.train.seed)
-    previous_policy = tf_keras.mixed_precision.global_policy()
-    tf_keras.mixed_precision.set_global_policy(config.train.precision)
-    try:
+    with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_pretrainer(config)
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
         return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
-    finally:
-        tf_keras.mixed_precision.set_global_policy(previous_policy)
 
 
 def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders):

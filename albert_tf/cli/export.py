@@ -1,0 +1,125 @@
+"""`albert-export`: write a model as a SavedModel that serves raw text (TF Serving,
+`tf.saved_model.load`), with tokenization inside the graph.
+
+    # our pretraining run (its latest checkpoint) with the SentencePiece model it used
+    albert-export --checkpoint runs/tiny --spm_model data/spm.model --output export/tiny
+    # one checkpoint of it, bf16 compute, XLA-compiled model function, sequences of 128
+    albert-export --checkpoint runs/tiny/checkpoints/ckpt-1000 --spm_model data/spm.model \\
+        --output export/tiny_bf16 --max_seq_length 128 --precision mixed_bfloat16 --jit_compile
+    # a released TF1 model folder (albert_config.json, model.ckpt-*, 30k-clean.model)
+    albert-export --from original --checkpoint albert_base/ --output export/albert_base
+
+Signatures: serving_default (text), serving_pairs (text, text_pair), encode_ids (TF-Hub ids
+interface), preprocess, preprocess_pairs, and fill_mask for models with the masked-LM head.
+Loading the SavedModel needs the tensorflow-text ops: `import tensorflow_text` first (TF
+Serving: a build that includes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from albert_tf.config import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    from albert_tf.checkpoints.convert import SOURCES
+    from albert_tf.precision import PRECISION_POLICIES
+
+    parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", required=True,
+                        help="our model folder or one of its checkpoints/ckpt-N, or a source "
+                        "in another --from format")
+    parser.add_argument("--from", dest="source_format", default="ours", choices=SOURCES)
+    parser.add_argument("--config", help="model config for --from model_garden (or to "
+                        "override the one beside the source)")
+    parser.add_argument("--spm_model", help="the SentencePiece model the weights were trained "
+                        "with (default: the one found beside the source)")
+    parser.add_argument("--output", required=True, help="a new (or empty) folder")
+    parser.add_argument("--max_seq_length", type=int,
+                        help="longest packed input (default: the run's data.max_seq_length, "
+                        "else 512, at most max_position_embeddings)")
+    parser.add_argument("--cased", action="store_true",
+                        help="do not lower-case (the released models are uncased)")
+    parser.add_argument("--top_k", type=int, default=5, help="predictions per [MASK]")
+    parser.add_argument("--precision", default="float32", choices=PRECISION_POLICIES,
+                        help="compute dtype of the exported model (outputs are float32)")
+    parser.add_argument("--jit_compile", action="store_true",
+                        help="XLA-compile the model function (compiles once per new shape)")
+    parser.add_argument("--pad_to_multiple_of", type=int, default=None,
+                        help="round padded lengths up to this multiple (default: 16 with "
+                        "--jit_compile, else 1)")
+    parser.add_argument("--encoder_only", action="store_true",
+                        help="leave out the masked-LM head and fill_mask")
+    return parser
+
+
+def _source(args):
+    """(path, checkpoint) for `load_model`: a ckpt-N path of ours names its model folder."""
+    path, checkpoint = args.checkpoint, None
+    if args.source_format == "ours" and not os.path.isdir(path):
+        checkpoint = path
+        path = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    return path, checkpoint
+
+
+def _default_max_seq_length(args, path: str, max_positions: int) -> int:
+    if args.max_seq_length:
+        return args.max_seq_length
+    length = 512
+    if args.source_format == "ours":
+        from albert_tf.checkpoints.native import load_run_config
+
+        length = load_run_config(path).data.max_seq_length
+    return min(length, max_positions)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from albert_tf.checkpoints.convert import load_model, read_model_config
+    from albert_tf.checkpoints.native import conversion_facts
+    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.export import ExportError, ExportOptions, export_saved_model
+    from albert_tf.precision import precision_policy
+
+    try:
+        path, checkpoint = _source(args)
+        config = read_model_config(args.config) if args.config else None
+        with precision_policy(args.precision):
+            loaded = load_model(args.source_format, path, config, checkpoint=checkpoint)
+        spm_model = args.spm_model or loaded.spm_model
+        if not spm_model:
+            raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
+                              f"source; pass --spm_model (the one the weights were trained "
+                              f"with)")
+        lower_case = not args.cased
+        if args.source_format == "ours":
+            lower_case = conversion_facts(path).get("lower_case", lower_case)
+        options = ExportOptions(
+            max_seq_length=_default_max_seq_length(
+                args, path, loaded.config.max_position_embeddings),
+            lower_case=lower_case, top_k=args.top_k, jit_compile=args.jit_compile,
+            pad_to_multiple_of=args.pad_to_multiple_of or (16 if args.jit_compile else 1))
+        model = loaded.model
+        if args.encoder_only and hasattr(model, "encoder"):
+            model = model.encoder
+        output = export_saved_model(model, spm_model, args.output, options, metadata={
+            "source": loaded.source, "source_format": loaded.source_format,
+            "global_step": loaded.global_step, "precision": args.precision})
+    except (CheckpointError, ConfigError, ExportError, OSError, ValueError) as error:
+        print(f"albert-export: error: {error}", file=sys.stderr)
+        return 1
+    print(f"{args.source_format} {loaded.source} (step {loaded.global_step}) -> SavedModel "
+          f"{output}\n  max_seq_length {options.max_seq_length}, "
+          f"{'lower-cased' if options.lower_case else 'cased'}, {args.precision}"
+          f"{', XLA' if options.jit_compile else ''}; tokenizer {spm_model}\n"
+          f"  load it with `import tensorflow_text` first (its ops tokenize in the graph)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
