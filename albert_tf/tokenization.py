@@ -100,17 +100,25 @@ class AlbertTokenizer:
         An empty pair text packs its row as a single text (as the original did). Returns int32
         `(batch_size, seq_length)` arrays `input_word_ids`, `input_mask`, `input_type_ids`.
         """
-        pairs = text_pairs if text_pairs is not None else [""] * len(texts)
-        if len(pairs) != len(texts):
-            raise ValueError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        if text_pairs is not None and len(text_pairs) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(text_pairs)} text pairs")
+        return self.pack(self.encode_batch(texts),
+                         None if text_pairs is None else self.encode_batch(text_pairs),
+                         max_seq_length)
+
+    def pack(self, first: Sequence[list[int]], second: Sequence[list[int]] | None = None,
+             max_seq_length: int = 512) -> dict[str, np.ndarray]:
+        """`encode_for_model` on ids: each row of `first` (with the row of `second`) packed,
+        truncated and padded as there."""
         rows = []
-        for first, second in zip(self.encode_batch(texts), self.encode_batch(pairs)):
-            truncate_pair(first, second, max_seq_length - (3 if second else 2))
-            word_ids = [self.cls_id, *first, self.sep_id]
+        for index, ids in enumerate(first):
+            ids_a, ids_b = list(ids), list(second[index]) if second is not None else []
+            truncate_pair(ids_a, ids_b, max_seq_length - (3 if ids_b else 2))
+            word_ids = [self.cls_id, *ids_a, self.sep_id]
             type_ids = [0] * len(word_ids)
-            if second:
-                word_ids += [*second, self.sep_id]
-                type_ids += [1] * (len(second) + 1)
+            if ids_b:
+                word_ids += [*ids_b, self.sep_id]
+                type_ids += [1] * (len(ids_b) + 1)
             rows.append((word_ids, type_ids))
         length = max([2] + [len(word_ids) for word_ids, _ in rows])
         inputs = {name: np.zeros((len(rows), length), np.int32)

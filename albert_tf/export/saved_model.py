@@ -47,7 +47,8 @@ class ExportOptions:
     """How the SavedModel preprocesses and runs.
 
     Attributes:
-        max_seq_length: longest packed row; longer texts are truncated.
+        max_seq_length: longest packed row; longer texts are truncated. None: the model's
+            `max_position_embeddings`.
         lower_case: lower-case text before SentencePiece (the released models are uncased).
         top_k: how many predictions `fill_mask` returns per mask.
         jit_compile: XLA-compile the model function (each new (batch, seq) shape compiles).
@@ -55,7 +56,7 @@ class ExportOptions:
             an XLA-compiled model meets.
     """
 
-    max_seq_length: int = 512
+    max_seq_length: int | None = None
     lower_case: bool = True
     top_k: int = 5
     jit_compile: bool = False
@@ -100,6 +101,12 @@ class AlbertServing:
         self.model = model
         self.encoder = model if isinstance(model, AlbertEncoder) else model.encoder
         self.masked_lm = model.masked_lm if isinstance(model, AlbertPretrainer) else None
+        max_positions = self.encoder.config.max_position_embeddings
+        if options.max_seq_length is None:
+            options = dataclasses.replace(options, max_seq_length=max_positions)
+        if options.max_seq_length > max_positions:
+            raise ExportError(f"max_seq_length {options.max_seq_length} exceeds the model's "
+                              f"max_position_embeddings {max_positions}")
         self.options = options
         self.spm_model = spm_model
         self.tokenizer = AlbertTextTokenizer(
@@ -195,17 +202,14 @@ def export_saved_model(model, spm_model: str, output_dir: str,
         metadata: extra facts for `assets.extra/albert_export.json` (e.g. the source).
     Returns the absolute path of the SavedModel folder.
     """
-    config = model.config if hasattr(model, "config") else model.encoder.config
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ExportError(f"max_seq_length {options.max_seq_length} exceeds the model's "
-                          f"max_position_embeddings {config.max_position_embeddings}")
     serving = AlbertServing(model, spm_model, options)
     signatures = serving.signatures()
     with staged_folder(output_dir) as staging:
         tf.saved_model.save(serving.root(), staging, signatures=signatures)
         os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
-        facts = {**(metadata or {}), "options": dataclasses.asdict(options),
-                 "model_config": config.to_dict(), "signatures": sorted(signatures),
+        facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
+                 "model_config": serving.encoder.config.to_dict(),
+                 "signatures": sorted(signatures),
                  "compute_dtype": model.compute_dtype}
         with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
                   encoding="utf-8") as f:

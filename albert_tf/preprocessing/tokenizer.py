@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
@@ -53,10 +54,9 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         python_tokenizer = Tokenizer(self.spm_model)  # checks the id layout
         self.vocab_size = python_tokenizer.vocab_size
         proto = read_bytes(self.spm_model)
-        self._sentencepiece = tf_text.SentencepieceTokenizer(proto, out_type=tf.int32)
+        self._sentencepiece = _sentencepiece_tokenizer(proto)
         # For text that continues a word (after a "[MASK]" with no space before it).
-        self._continuation = tf_text.SentencepieceTokenizer(without_dummy_prefix(proto),
-                                                            out_type=tf.int32)
+        self._continuation = _sentencepiece_tokenizer(without_dummy_prefix(proto))
         self._digit_comma_table = _digit_comma_table(python_tokenizer)
 
     def call(self, text: tf.Tensor) -> tf.RaggedTensor:
@@ -127,6 +127,18 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(), "spm_model": self.spm_model,
                 "lower_case": self.lower_case, "max_input_bytes": self.max_input_bytes}
+
+
+def _sentencepiece_tokenizer(proto: bytes) -> tf_text.SentencepieceTokenizer:
+    """A tensorflow-text SentencePiece tokenizer named after its model's bytes.
+
+    The name matters: in a reloaded SavedModel, two of these with the same name share one
+    kernel resource, so the second silently tokenizes with the first one's model (seen with
+    tensorflow-text 2.20). Equal models may share; different ones get different names.
+    """
+    digest = hashlib.sha256(proto).hexdigest()[:16]
+    return tf_text.SentencepieceTokenizer(proto, out_type=tf.int32,
+                                          name=f"sentencepiece_{digest}")
 
 
 def _index_in_row(ragged: tf.RaggedTensor) -> tf.Tensor:
