@@ -61,6 +61,12 @@ def test_combining_marks_are_those_with_a_combining_class():
 def test_invalid_utf8_becomes_replacement_characters():
     assert valid_utf8(tf.constant([b"a\xffb", b"ok"])).numpy().tolist() == \
         ["a\ufffdb".encode(), b"ok"]
+    valid = [b"ok", "caf\u00e9 \U0001d400".encode(), b""]
+    assert valid_utf8(tf.constant(valid)).numpy().tolist() == valid  # the fast path
+    # Surrogates and code points past U+10FFFF are invalid too.
+    for text in [b"a\xed\xa0\x80b", b"a\xf4\x90\x80\x80b", b"\xc0\xaf", b"caf\xc3"]:
+        fixed = valid_utf8(tf.constant([b"ok", text])).numpy()[1]
+        assert "\ufffd" in fixed.decode("utf-8")  # strict decoding succeeds
 
 
 @pytest.fixture(scope="module")

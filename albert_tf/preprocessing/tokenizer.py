@@ -66,10 +66,15 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         """`text` cut to `max_input_bytes` at a word boundary, as valid UTF-8."""
         if self.max_input_bytes is None:
             return valid_utf8(text)
-        prefix = valid_utf8(tf.strings.substr(text, 0, self.max_input_bytes))
-        space = whitespace_class()
-        at_last_space = tf.strings.regex_replace(prefix, f"{space}[^{space[1:]}*$", "")
-        return tf.where(tf.strings.length(text) > self.max_input_bytes, at_last_space, prefix)
+        too_long = tf.strings.length(text) > self.max_input_bytes
+
+        def cut():
+            prefix = valid_utf8(tf.strings.substr(text, 0, self.max_input_bytes))
+            space = whitespace_class()
+            at_last_space = tf.strings.regex_replace(prefix, f"{space}[^{space[1:]}*$", "")
+            return tf.where(too_long, at_last_space, prefix)
+
+        return tf.cond(tf.reduce_any(too_long), cut, lambda: valid_utf8(text))
 
     def _encode(self, valid_text: tf.Tensor, sentencepiece) -> tf.RaggedTensor:
         ids = sentencepiece.tokenize(normalize_text(valid_text, self.lower_case))
