@@ -3,7 +3,9 @@
 #   corpus (the docstrings of this Python's standard library, present on every install)
 #   -> SentencePiece -> SOP and NSP TFRecord shards (train + held-out documents)
 #   -> pretrain a small ALBERT (configs/pretrain/tiny_cpu.yaml) -> held-out MLM/SOP/NSP accuracy
-#   -> the run converted for transformers and for the original TF1 code (albert-convert).
+#   -> the run converted for transformers and for the original TF1 code (albert-convert)
+#   -> a SavedModel that serves raw text (albert-export), called from a process that only
+#      imports tensorflow and tensorflow_text (scripts/serve_text.py).
 # Everything lands in ./quickstart/; running it again reuses finished steps (the pretraining
 # resumes or is left as it is). Extra arguments go to albert-pretrain, e.g.
 #   scripts/quickstart.sh --override train.train_steps=400
@@ -43,3 +45,11 @@ for layout in huggingface original; do
   "$bin/albert-convert" --from ours --input "$out/run" --to "$layout" \
     --output "$out/export/$layout" --spm_model "$out/spm/albert.model"
 done
+
+# A SavedModel serving raw text (tokenization in the graph), then served without albert_tf.
+rm -rf "$out/export/saved_model"
+"$bin/albert-export" --checkpoint "$out/run" --spm_model "$out/spm/albert.model" \
+  --output "$out/export/saved_model"
+python="$bin/python"; [ -x "$python" ] || python=python3
+"$python" scripts/serve_text.py "$out/export/saved_model" \
+  "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files."

@@ -332,6 +332,9 @@ def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):
     assert export_main(["--checkpoint", str(model_folder), "--max_seq_length", "65",
                         "--output", str(tmp_path / "x")]) == 1
     assert "exceeds the model's max_position_embeddings 64" in capsys.readouterr().err
+    assert export_main(["--checkpoint", str(model_folder), "--top_k", "0",
+                        "--output", str(tmp_path / "x")]) == 1
+    assert "top_k must be between 1 and" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["occupied", "other.model"]
 
 

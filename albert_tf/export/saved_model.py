@@ -118,6 +118,10 @@ class AlbertServing:
                               f"is {self.encoder.config.vocab_size}; pass the tokenizer the "
                               f"model was trained with")
         self.packer = AlbertInputPacker(options.max_seq_length, options.pad_to_multiple_of)
+        candidates = self.encoder.config.vocab_size - len(_NEVER_PREDICTED)
+        if self.masked_lm is not None and not 1 <= options.top_k <= candidates:
+            raise ExportError(f"top_k must be between 1 and {candidates} (the vocabulary "
+                              f"without pad/CLS/SEP/MASK), got {options.top_k}")
         self._run_model = tf.function(self._model_outputs, autograph=False,
                                       jit_compile=options.jit_compile)
         self._run_masked_lm = tf.function(self._masked_lm_probabilities, autograph=False,
