@@ -43,15 +43,21 @@ def combining_marks_class() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _whitespace_code_points() -> tuple[int, ...]:
+    """What Python's `str.split()` splits on: Unicode whitespace, \\x1c-\\x1f too."""
+    return tuple(code for code in range(sys.maxunicode + 1) if chr(code).isspace())
+
+
 def whitespace_class() -> str:
-    """The characters Python's `str.split()` splits on (Unicode whitespace, \\x1c-\\x1f too)."""
-    return character_class([code for code in range(sys.maxunicode + 1) if chr(code).isspace()])
+    return character_class(list(_whitespace_code_points()))
 
 
-@functools.lru_cache(maxsize=None)
+def non_whitespace_class() -> str:
+    return "[^" + whitespace_class()[1:]
+
+
 def whitespace_but_space_class() -> str:
-    return character_class([code for code in range(sys.maxunicode + 1)
-                            if chr(code).isspace() and code != 0x20])
+    return character_class([code for code in _whitespace_code_points() if code != 0x20])
 
 
 # Full matches only valid UTF-8 (RE2 refuses invalid bytes; surrogates are refused by hand).

@@ -15,8 +15,9 @@ class AlbertInputPacker(tf_keras.layers.Layer):
 
     Truncation is the original `run_classifier.py` rule (`_truncate_seq_pair`: drop the last
     piece of the longer segment until the pair fits), which is what tensorflow-text's
-    `RoundRobinTrimmer` computes; packing concatenates ragged rows. As in the original, an empty second segment is no segment:
-    its row packs as a single text, without a second [SEP].
+    `RoundRobinTrimmer` computes; packing concatenates ragged rows. As in the original, an
+    empty second segment is no segment: its row packs as a single text, without a second
+    [SEP].
 
     The batch is padded to its longest row (rounded up to `pad_to_multiple_of`, at most
     `max_seq_length`), not always to `max_seq_length`: short requests cost less.
@@ -49,7 +50,7 @@ class AlbertInputPacker(tf_keras.layers.Layer):
         if len(segments) == 1:
             first, = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim([first])
             second = first[:, :0]
-            second_sep = _column(SEP_ID, ~every_row)
+            second_sep = column(SEP_ID, ~every_row)
         else:
             second = tf.cast(segments[1], tf.int32)
             # The trimmer takes one budget for the whole batch, so a pair's closing [SEP] is
@@ -57,9 +58,9 @@ class AlbertInputPacker(tf_keras.layers.Layer):
             # then shares the rest between a and b as the original does. A b trimmed to
             # nothing leaves a single text, as in the original.
             _, first, second = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim(
-                [_column(SEP_ID, second.row_lengths() > 0), first, second])
-            second_sep = _column(SEP_ID, second.row_lengths() > 0)
-        head = tf.concat([_column(CLS_ID, every_row), first, _column(SEP_ID, every_row)], axis=1)
+                [column(SEP_ID, second.row_lengths() > 0), first, second])
+            second_sep = column(SEP_ID, second.row_lengths() > 0)
+        head = tf.concat([column(CLS_ID, every_row), first, column(SEP_ID, every_row)], axis=1)
         tail = tf.concat([second, second_sep], axis=1)
         word_ids = tf.concat([head, tail], axis=1)
         type_ids = tf.concat([tf.zeros_like(head), tf.ones_like(tail)], axis=1)
@@ -78,7 +79,7 @@ class AlbertInputPacker(tf_keras.layers.Layer):
                 "pad_to_multiple_of": self.pad_to_multiple_of}
 
 
-def _column(value: int, present: tf.Tensor) -> tf.RaggedTensor:
+def column(value: int, present: tf.Tensor) -> tf.RaggedTensor:
     """A ragged `(batch_size, (0 or 1))` holding `value` in the rows where `present` is true."""
     lengths = tf.cast(present, tf.int64)
     return tf.RaggedTensor.from_row_lengths(

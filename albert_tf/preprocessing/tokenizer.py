@@ -10,7 +10,9 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from albert_tf.preprocessing.normalization import normalize_text, valid_utf8, whitespace_class
+from albert_tf.preprocessing.normalization import (non_whitespace_class, normalize_text,
+                                                    valid_utf8, whitespace_class)
+from albert_tf.preprocessing.packing import column
 from albert_tf.tokenization import MASK_TEXT
 from data_prep.files import read_bytes
 from data_prep.sentencepiece_proto import without_dummy_prefix
@@ -70,8 +72,8 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
 
         def cut():
             prefix = valid_utf8(tf.strings.substr(text, 0, self.max_input_bytes))
-            space = whitespace_class()
-            at_last_space = tf.strings.regex_replace(prefix, f"{space}[^{space[1:]}*$", "")
+            at_last_space = tf.strings.regex_replace(
+                prefix, f"{whitespace_class()}{non_whitespace_class()}*$", "")
             return tf.where(too_long, at_last_space, prefix)
 
         return tf.cond(tf.reduce_any(too_long), cut, lambda: valid_utf8(text))
@@ -113,10 +115,7 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         part_ids = tf.gather(part_ids, tf.math.invert_permutation(
             tf.concat([word_parts, continuation_parts], axis=0)))
         # The [MASK] id before every part but each text's first.
-        mask_before = tf.RaggedTensor.from_row_lengths(
-            tf.fill([tf.reduce_sum(tf.cast(after_mask, tf.int32))], MASK_ID),
-            tf.cast(after_mask, tf.int64))
-        part_ids = tf.concat([mask_before, part_ids], axis=1)
+        part_ids = tf.concat([column(MASK_ID, after_mask), part_ids], axis=1)
         return parts.with_flat_values(part_ids).merge_dims(-2, -1)
 
     @property
