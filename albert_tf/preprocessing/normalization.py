@@ -1,11 +1,12 @@
 """The ALBERT text normalization (`data_prep.normalize.normalize_text`) as TensorFlow ops.
 
-The Python normalization and this one agree on every string: the character classes the graph
-needs (combining marks, whitespace) are read from this Python's `unicodedata` when the graph is
-built, not approximated by regex categories (`\\p{Mn}` is not "non-zero combining class":
-U+0941 is Mn with class 0). The one known source of difference is the Unicode version: TF's
-NFKD and lower-casing tables are older than Python 3.11's Unicode 14, so letters added since
-(e.g. U+2C2F GLAGOLITIC CAPITAL LETTER CAUDATE CHAMRAN) may be left upper-case in the graph.
+The character classes the graph needs (combining marks, whitespace) are read from this
+Python's `unicodedata` when the graph is built, not approximated by regex categories
+(`\\p{Mn}` is not "non-zero combining class": U+0941 is Mn with class 0). So the two agree on
+every character assigned in Python 3.11's Unicode 14 database but 40 capitals new in Unicode
+14 (Vithkuqi, U+2C2F GLAGOLITIC CAPITAL LETTER CAUDATE CHRIVI, four Latin), which
+TensorFlow's older case tables leave upper-case (tests/test_preprocessing.py pins this).
+Characters Python 3.11 does not know yet may also differ: TF's ICU decomposes some of them.
 """
 
 from __future__ import annotations
