@@ -22,7 +22,6 @@ from typing import Sequence
 import numpy as np
 import sentencepiece as spm
 
-from data_prep.files import read_bytes
 from data_prep.normalize import normalize_text
 from data_prep.sentencepiece_proto import without_dummy_prefix
 from data_prep.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, Tokenizer
@@ -75,20 +74,16 @@ class AlbertTokenizer:
         """
         ids: list[int] = []
         for index, part in enumerate(text.split(MASK_TEXT)):
-            if index == 0:
-                ids += self.encode(part)
-                continue
-            ids.append(self.mask_id)
-            if part and not part[0].isspace():
-                ids += self._encode_continuation(part)
-            else:
-                ids += self.encode(part)
+            if index > 0:
+                ids.append(self.mask_id)
+            continues_word = index > 0 and part and not part[0].isspace()
+            ids += self._encode_continuation(part) if continues_word else self.encode(part)
         return ids
 
     def _encode_continuation(self, text: str) -> list[int]:
         if self._continuation is None:
-            self._continuation = spm.SentencePieceProcessor(
-                model_proto=without_dummy_prefix(read_bytes(self.spm_model)))
+            self._continuation = spm.SentencePieceProcessor(model_proto=without_dummy_prefix(
+                self._tokenizer.processor.serialized_model_proto()))
         ids = self._continuation.encode(self.normalize(text), out_type=int)
         return self._tokenizer.split_digit_commas(ids)
 

@@ -14,7 +14,6 @@ from albert_tf.preprocessing.normalization import (non_whitespace_class, normali
                                                     valid_utf8, whitespace_class)
 from albert_tf.preprocessing.packing import column
 from albert_tf.tokenization import MASK_TEXT
-from data_prep.files import read_bytes
 from data_prep.sentencepiece_proto import without_dummy_prefix
 from data_prep.tokenizer import MASK_ID, Tokenizer
 
@@ -55,7 +54,7 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         self.max_input_bytes = max_input_bytes
         python_tokenizer = Tokenizer(self.spm_model)  # checks the id layout
         self.vocab_size = python_tokenizer.vocab_size
-        proto = read_bytes(self.spm_model)
+        proto = python_tokenizer.processor.serialized_model_proto()
         self._sentencepiece = _sentencepiece_tokenizer(proto)
         # For text that continues a word (after a "[MASK]" with no space before it).
         self._continuation = _sentencepiece_tokenizer(without_dummy_prefix(proto))
