@@ -11,6 +11,11 @@ import dataclasses
 from typing import Optional, Sequence, Union
 
 
+class TaskDataError(ValueError):
+    """A task file is missing or malformed; the message names the file, line or field and
+    what was expected there."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TextExample:
     """One sentence or sentence pair of a GLUE-style task.
