@@ -24,7 +24,7 @@ SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
 MLM_WEIGHT_EPSILON = 1e-5  # the original's guard in the MLM loss denominator
 
 
-def _global_sum(value: tf.Tensor) -> tf.Tensor:
+def global_sum(value: tf.Tensor) -> tf.Tensor:
     """Sum of `value` over all replicas of the current step (itself outside a strategy)."""
     context = tf.distribute.get_replica_context()
     if context is None:  # cross-replica context: the value is already global
@@ -41,7 +41,7 @@ def masked_lm_loss(logits: tf.Tensor, label_ids: tf.Tensor, weights: tf.Tensor) 
     """This replica's share of sum(w * nll) / (sum(w) + 1e-5) over the global batch."""
     weights = tf.cast(weights, tf.float32)
     numerator = tf.reduce_sum(weights * masked_lm_nll(logits, label_ids))
-    return numerator / (_global_sum(tf.reduce_sum(weights)) + MLM_WEIGHT_EPSILON)
+    return numerator / (global_sum(tf.reduce_sum(weights)) + MLM_WEIGHT_EPSILON)
 
 
 def sentence_loss(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
@@ -52,7 +52,7 @@ def sentence_loss(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
     labels = tf.reshape(labels, [-1])
     per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     batch_size = tf.cast(tf.shape(labels)[0], tf.float32)
-    return tf.reduce_sum(per_example) / _global_sum(batch_size)
+    return tf.reduce_sum(per_example) / global_sum(batch_size)
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")

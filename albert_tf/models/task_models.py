@@ -1,0 +1,261 @@
+"""Fine-tuning models: the ALBERT encoder with one task head, its loss and its metrics.
+
+Every task model holds its encoder as `.encoder` and its call returns the encoder's outputs
+(`sequence_output`, `pooled_output`) plus its own, so `albert_tf.export` serves it from raw
+text. Losses are means over the global batch: each replica computes its share (its sum over
+the all-reduced global batch size), as the pretrainer does, so the gradients summed over
+replicas equal the single-device gradients.
+
+    AlbertClassifier      GLUE classification (`num_classes` >= 2) and STS-B regression (1)
+    AlbertSpanLabeler     SQuAD v1.1 / v2.0 (no answer = the [CLS] span, as in BERT)
+    AlbertMultipleChoice  RACE: one score per option, softmax across the options
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import tensorflow as tf
+import tf_keras
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.task_heads import ClassificationHead, SpanHead
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.pretrainer import global_sum
+
+
+def _sparse_cross_entropy(labels, logits):
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.cast(tf.reshape(labels, [-1]), tf.int32), logits=logits)
+
+
+def _correct(labels, logits):
+    predicted = tf.argmax(logits, -1, output_type=tf.int32)
+    return tf.cast(tf.equal(predicted, tf.cast(tf.reshape(labels, [-1]), tf.int32)),
+                   tf.float32)
+
+
+class AlbertTaskModel(tf_keras.Model):
+    """The part every task model shares: the encoder, the training and evaluation steps.
+
+    Subclasses pass the names of their metrics besides `loss`, set `task_outputs` (the
+    outputs `predict` returns) and implement `call`, `per_example_loss(features, outputs)` -> `(batch_size,)` and
+    `metric_values(features, outputs)` -> {metric name: per-example values}.
+    """
+
+    task_outputs: tuple[str, ...] = ()
+
+    def __init__(self, config: AlbertConfig | Mapping[str, Any],
+                 metric_names: tuple[str, ...] = (), **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(config, AlbertConfig):
+            config = AlbertConfig.from_dict(config)
+        self.config = config
+        self.encoder = AlbertEncoder(config)
+        self._trackers = {name: tf_keras.metrics.Mean(name)
+                          for name in ("loss",) + tuple(metric_names)}
+        # The trackers' results are global already; report the first replica's copy.
+        self.distribute_reduction_method = "first"
+
+    def encode(self, inputs, training=None) -> dict[str, tf.Tensor]:
+        return self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
+
+    def per_example_loss(self, features, outputs) -> tf.Tensor:
+        raise NotImplementedError
+
+    def metric_values(self, features, outputs) -> dict[str, tf.Tensor]:
+        raise NotImplementedError
+
+    def compute_task_loss(self, features, outputs) -> tf.Tensor:
+        """This replica's share of the mean loss over the global batch."""
+        per_example = self.per_example_loss(features, outputs)
+        batch_size = tf.cast(tf.shape(per_example)[0], tf.float32)
+        return tf.reduce_sum(per_example) / global_sum(batch_size)
+
+    def train_step(self, features):
+        with tf.GradientTape() as tape:
+            outputs = self(features, training=True)
+            loss = self.compute_task_loss(features, outputs)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        return self._update_metrics(features, outputs)
+
+    def test_step(self, features):
+        return self._update_metrics(features, self(features, training=False))
+
+    def predict_step(self, features):
+        """Only the task outputs: the encoder's `(batch, seq, H)` outputs would dwarf them."""
+        outputs = self(features, training=False)
+        return {name: outputs[name] for name in self.task_outputs}
+
+    def _update_metrics(self, features, outputs):
+        self._trackers["loss"].update_state(self.per_example_loss(features, outputs))
+        for name, values in self.metric_values(features, outputs).items():
+            self._trackers[name].update_state(values)
+        return {name: tracker.result() for name, tracker in self._trackers.items()}
+
+    @property
+    def metrics(self):
+        return list(self._trackers.values())
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return cls(**config)
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertClassifier(AlbertTaskModel):
+    """Sentence (pair) classification or regression on the pooled output.
+
+    Args:
+        config: an `AlbertConfig` (or a mapping of its fields).
+        num_classes: int; 1 makes it a regression model (STS-B) trained with mean squared
+            error.
+        dropout_rate: float, dropout on the pooled output (0.1 in the original).
+
+    Inputs: the encoder inputs, int `(batch_size, seq_length)`; training and evaluation also
+    read `label`: int `(batch_size,)` (a class index) or float for regression.
+
+    Outputs: the encoder's, plus float32 `logits` and `probabilities`
+    `(batch_size, num_classes)`, or `predictions` `(batch_size,)` for regression.
+
+    Metrics: `loss`, and `accuracy` for classification.
+    """
+
+    def __init__(self, config, num_classes: int, dropout_rate: float = 0.1, **kwargs):
+        kwargs.setdefault("name", "albert_classifier")
+        super().__init__(config, () if num_classes == 1 else ("accuracy",), **kwargs)
+        self.num_classes = num_classes
+        self.dropout_rate = dropout_rate
+        self.is_regression = num_classes == 1
+        self.task_outputs = ("predictions",) if self.is_regression else ("logits",)
+        self.head = ClassificationHead(num_classes, dropout_rate, self.config.initializer_range,
+                                       name="classifier")
+
+    def call(self, inputs, training=None):
+        encoded = self.encode(inputs, training)
+        logits = self.head(encoded["pooled_output"], training=training)
+        if self.is_regression:
+            return {**encoded, "predictions": logits[:, 0]}
+        return {**encoded, "logits": logits, "probabilities": tf.nn.softmax(logits, -1)}
+
+    def per_example_loss(self, features, outputs):
+        if self.is_regression:
+            labels = tf.cast(tf.reshape(features["label"], [-1]), tf.float32)
+            return tf.square(outputs["predictions"] - labels)
+        return _sparse_cross_entropy(features["label"], outputs["logits"])
+
+    def metric_values(self, features, outputs):
+        if self.is_regression:
+            return {}
+        return {"accuracy": _correct(features["label"], outputs["logits"])}
+
+    def get_config(self):
+        return {**super().get_config(), "num_classes": self.num_classes,
+                "dropout_rate": self.dropout_rate}
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertSpanLabeler(AlbertTaskModel):
+    """Extractive question answering (SQuAD): start and end logits at every position.
+
+    For SQuAD v2.0 this is BERT's "no answer" rule (Devlin et al., 2019): unanswerable
+    questions are trained to point at the [CLS] position, and at inference the [CLS] span's
+    score competes with the best real span (`albert_tf.tasks.squad_postprocess`). The
+    original ALBERT's v2.0 model adds a separate answerability classifier and a start-
+    conditioned end head (from XLNet); that head is not built here.
+
+    Args:
+        config: an `AlbertConfig` (or a mapping of its fields).
+
+    Inputs: the encoder inputs `(batch_size, seq_length)`; training and evaluation also read
+    `start_position`, `end_position` int `(batch_size,)`.
+
+    Outputs: the encoder's, plus float32 `start_logits`, `end_logits` `(batch_size,
+    seq_length)`.
+
+    Metrics: `loss` ((start + end cross-entropy) / 2), `start_accuracy`, `end_accuracy`.
+    """
+
+    task_outputs = ("start_logits", "end_logits")
+
+    def __init__(self, config, **kwargs):
+        kwargs.setdefault("name", "albert_span_labeler")
+        super().__init__(config, ("start_accuracy", "end_accuracy"), **kwargs)
+        self.head = SpanHead(self.config.initializer_range, name="span")
+
+    def call(self, inputs, training=None):
+        encoded = self.encode(inputs, training)
+        start_logits, end_logits = self.head(encoded["sequence_output"])
+        return {**encoded, "start_logits": start_logits, "end_logits": end_logits}
+
+    def per_example_loss(self, features, outputs):
+        return 0.5 * (_sparse_cross_entropy(features["start_position"], outputs["start_logits"])
+                      + _sparse_cross_entropy(features["end_position"], outputs["end_logits"]))
+
+    def metric_values(self, features, outputs):
+        return {"start_accuracy": _correct(features["start_position"], outputs["start_logits"]),
+                "end_accuracy": _correct(features["end_position"], outputs["end_logits"])}
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertMultipleChoice(AlbertTaskModel):
+    """Multiple choice (RACE): each option is encoded with its passage, scored by a dense
+    layer on its pooled output, and the scores are soft-maxed across the options.
+
+    Args:
+        config: an `AlbertConfig` (or a mapping of its fields).
+        num_choices: options per question (4 in RACE).
+        dropout_rate: float, dropout on the pooled output.
+
+    Inputs: the encoder inputs as int `(batch_size, num_choices, seq_length)` (each option's
+    `[CLS] passage [SEP] question+option [SEP]`); training and evaluation also read `label`,
+    the correct option's index `(batch_size,)`. Inputs of rank 2 `(batch_size, seq_length)`
+    are single options (what the raw-text SavedModel sends): the outputs are then the
+    encoder's plus `option_logits` `(batch_size,)`, to be soft-maxed across a question's rows.
+
+    Outputs: `choice_logits` float32 `(batch_size, num_choices)`, and `pooled_output`
+    `(batch_size, num_choices, hidden_size)`, `sequence_output`
+    `(batch_size, num_choices, seq_length, hidden_size)`.
+
+    Metrics: `loss`, `accuracy`.
+    """
+
+    task_outputs = ("choice_logits",)
+
+    def __init__(self, config, num_choices: int = 4, dropout_rate: float = 0.1, **kwargs):
+        kwargs.setdefault("name", "albert_multiple_choice")
+        super().__init__(config, ("accuracy",), **kwargs)
+        self.num_choices = num_choices
+        self.dropout_rate = dropout_rate
+        self.head = ClassificationHead(1, dropout_rate, self.config.initializer_range,
+                                       name="option_score")
+
+    def call(self, inputs, training=None):
+        word_ids = inputs["input_word_ids"]
+        if word_ids.shape.rank == 2:
+            encoded = self.encode(inputs, training)
+            scores = self.head(encoded["pooled_output"], training=training)
+            return {**encoded, "option_logits": scores[:, 0]}
+        seq_length = tf.shape(word_ids)[-1]
+        flat = {name: tf.reshape(inputs[name], [-1, seq_length]) for name in INPUT_NAMES}
+        encoded = self.encode(flat, training)
+        scores = self.head(encoded["pooled_output"], training=training)
+        hidden = self.config.hidden_size
+        return {"choice_logits": tf.reshape(scores, [-1, self.num_choices]),
+                "pooled_output": tf.reshape(encoded["pooled_output"],
+                                            [-1, self.num_choices, hidden]),
+                "sequence_output": tf.reshape(encoded["sequence_output"],
+                                              [-1, self.num_choices, seq_length, hidden])}
+
+    def per_example_loss(self, features, outputs):
+        return _sparse_cross_entropy(features["label"], outputs["choice_logits"])
+
+    def metric_values(self, features, outputs):
+        return {"accuracy": _correct(features["label"], outputs["choice_logits"])}
+
+    def get_config(self):
+        return {**super().get_config(), "num_choices": self.num_choices,
+                "dropout_rate": self.dropout_rate}
