@@ -1,0 +1,209 @@
+"""A fine-tuning run's configuration: one dataclass per concern, read from a task YAML.
+
+```yaml
+task: mrpc                      # a name of albert_tf.finetuning.tasks.TASKS
+model: {init_checkpoint: runs/base, classifier_dropout: 0.1, hidden_dropout: 0.0}
+data: {data_dir: glue_data/MRPC, max_seq_length: 512}
+optimizer: {type: adamw, learning_rate: 2.0e-5, warmup_steps: 200}
+train: {model_dir: runs/mrpc, global_batch_size: 32, train_steps: 800, eval_every_steps: 100}
+squad: {n_best_size: 20, max_answer_length: 30, null_score_threshold: 0.0}
+distribution: {strategy: default}
+```
+
+`configs/finetune/<task>.yaml` hold the paper's per-task recipes (appendix A.4, Table 14);
+`--override section.field=value` changes one field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Sequence
+
+from albert_tf.config import ConfigError, apply_overrides, dataclass_from_mapping, load_yaml_mapping
+from albert_tf.distribute import DistributionConfig
+from albert_tf.optimization import OptimizerConfig
+from albert_tf.precision import PRECISION_POLICIES
+
+CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden")
+
+
+def _check(condition: bool, field: str, expected: str, value) -> None:
+    if not condition:
+        raise ConfigError(f"field '{field}' must be {expected}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSection:
+    """Where the pretrained weights come from, and the fine-tuning dropout.
+
+    Attributes:
+        init_checkpoint: our model folder (or one of its `checkpoints/ckpt-N`), or a
+            checkpoint in `init_format`. Empty: random initialization (smoke tests only).
+        init_format: `ours`, `original` (TF1 release), `huggingface` or `model_garden`.
+        config: the model config (a preset name, YAML or JSON): required for `model_garden`
+            and for random initialization; otherwise it comes with the checkpoint.
+        spm_model: the SentencePiece model; empty: the one found beside the checkpoint.
+        lower_case: lower-case text before SentencePiece (the released models are uncased).
+        hidden_dropout, attention_dropout: the encoder's dropout while fine-tuning (the
+            paper's "ALBERT DR"); null keeps the checkpoint's.
+        classifier_dropout: dropout on the pooled output before the task head.
+    """
+
+    init_checkpoint: str = ""
+    init_format: str = "ours"
+    config: str = ""
+    spm_model: str = ""
+    lower_case: bool = True
+    hidden_dropout: float | None = None
+    attention_dropout: float | None = None
+    classifier_dropout: float = 0.1
+
+    def __post_init__(self):
+        _check(self.init_format in CHECKPOINT_FORMATS, "model.init_format",
+               f"one of {', '.join(CHECKPOINT_FORMATS)}", self.init_format)
+        for name in ("hidden_dropout", "attention_dropout", "classifier_dropout"):
+            value = getattr(self, name)
+            _check(value is None or 0.0 <= value < 1.0, f"model.{name}", "in [0, 1)", value)
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskDataConfig:
+    """The task's files and how examples become model inputs.
+
+    Attributes:
+        data_dir: the task's folder as distributed (GLUE task folder, SQuAD JSON folder,
+            RACE root with train/dev/test).
+        max_seq_length: longest packed input; longer inputs are truncated (SQuAD: windowed).
+        doc_stride: SQuAD: context tokens between the starts of consecutive windows.
+        max_query_length: SQuAD: question tokens kept.
+        max_qa_length: RACE: question+option tokens kept (the last ones).
+        cache_dir: where converted features are cached as TFRecords; empty:
+            `<train.model_dir>/features`.
+        shuffle_buffer: training examples held for shuffling.
+        pad_to_multiple_of: batches are cut to their longest row rounded up to this (fewer
+            padded positions; bounded shapes for XLA).
+        static_shapes: pad every batch to max_seq_length (TPUs need fixed shapes).
+    """
+
+    data_dir: str = ""
+    max_seq_length: int = 512
+    doc_stride: int = 128
+    max_query_length: int = 64
+    max_qa_length: int = 128
+    cache_dir: str = ""
+    shuffle_buffer: int = 10_000
+    pad_to_multiple_of: int = 16
+    static_shapes: bool = False
+
+    def __post_init__(self):
+        for name in ("max_seq_length", "doc_stride", "max_query_length", "max_qa_length",
+                     "shuffle_buffer", "pad_to_multiple_of"):
+            value = getattr(self, name)
+            _check(value > 0, f"data.{name}", "positive", value)
+        _check(self.max_seq_length >= 8, "data.max_seq_length", "at least 8",
+               self.max_seq_length)
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneTrainConfig:
+    """How long and how fast a run trains, and how often it is evaluated on dev.
+
+    Attributes:
+        model_dir: checkpoints, the best checkpoint on dev, logs, predictions go here.
+        global_batch_size: training examples per step over all replicas.
+        eval_batch_size: examples per evaluation/prediction batch.
+        train_steps: optimizer steps (also the learning-rate decay length).
+        eval_every_steps: steps between dev evaluations; the best one is kept.
+        steps_per_execution: steps inside one `tf.function` call.
+        precision: `float32`, `mixed_float16` or `mixed_bfloat16`.
+        jit_compile: XLA; null: on wherever it works.
+        seed: head initialization, dropout and data order.
+        log_every_steps: steps between TensorBoard scalars.
+        verbose: Keras progress output (0 silent, 1 progress bar, 2 one line per evaluation).
+    """
+
+    model_dir: str = "runs/finetune"
+    global_batch_size: int = 32
+    eval_batch_size: int = 64
+    train_steps: int = 1000
+    eval_every_steps: int = 100
+    steps_per_execution: int = 1
+    precision: str = "float32"
+    jit_compile: bool | None = None
+    seed: int = 12345
+    log_every_steps: int = 50
+    verbose: int = 1
+
+    def __post_init__(self):
+        for name in ("global_batch_size", "eval_batch_size", "train_steps", "eval_every_steps",
+                     "steps_per_execution", "log_every_steps"):
+            value = getattr(self, name)
+            _check(value > 0, f"train.{name}", "positive", value)
+        _check(self.eval_every_steps % self.steps_per_execution == 0,
+               "train.eval_every_steps", f"a multiple of train.steps_per_execution "
+               f"({self.steps_per_execution})", self.eval_every_steps)
+        _check(self.precision in PRECISION_POLICIES, "train.precision",
+               f"one of {', '.join(PRECISION_POLICIES)}", self.precision)
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadConfig:
+    """SQuAD answer post-processing.
+
+    Attributes:
+        n_best_size: start and end candidates per window, and answers kept per question.
+        max_answer_length: longest answer in tokens.
+        null_score_threshold: v2.0: answer "no answer" when the [CLS] span's score beats the
+            best span's by more than this.
+    """
+
+    n_best_size: int = 20
+    max_answer_length: int = 30
+    null_score_threshold: float = 0.0
+
+    def __post_init__(self):
+        _check(self.n_best_size > 0, "squad.n_best_size", "positive", self.n_best_size)
+        _check(self.max_answer_length > 0, "squad.max_answer_length", "positive",
+               self.max_answer_length)
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneConfig:
+    """Everything one fine-tuning run needs."""
+
+    task: str = ""
+    model: ModelSection = dataclasses.field(default_factory=ModelSection)
+    data: TaskDataConfig = dataclasses.field(default_factory=TaskDataConfig)
+    optimizer: OptimizerConfig = dataclasses.field(
+        default_factory=lambda: OptimizerConfig(type="adamw", learning_rate=2e-5,
+                                                warmup_steps=100))
+    train: FinetuneTrainConfig = dataclasses.field(default_factory=FinetuneTrainConfig)
+    squad: SquadConfig = dataclasses.field(default_factory=SquadConfig)
+    distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
+
+    def __post_init__(self):
+        from albert_tf.finetuning.tasks import TASK_NAMES
+
+        _check(self.task in TASK_NAMES, "task", f"one of {', '.join(TASK_NAMES)}", self.task)
+        _check(self.optimizer.warmup_steps < self.train.train_steps, "optimizer.warmup_steps",
+               f"below train.train_steps ({self.train.train_steps})",
+               self.optimizer.warmup_steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        from albert_tf.training.config import _plain
+
+        return _plain(dataclasses.asdict(self))
+
+
+def load_finetune_config(path: str | os.PathLike | None, overrides: Sequence[str] = (),
+                         **fields: Any) -> FinetuneConfig:
+    """Reads a task YAML (or none), applies `section.field=value` overrides, then `fields`
+    given as `section.field` keyword-style pairs from the command line, and validates."""
+    mapping = load_yaml_mapping(os.fspath(path)) if path else {}
+    source = os.fspath(path) if path else "the command line"
+    flag_overrides = [f"{name}={value}" for name, value in fields.items() if value is not None]
+    mapping = apply_overrides(mapping, list(overrides) + flag_overrides)
+    if overrides or flag_overrides:
+        source += " with overrides " + " ".join(list(overrides) + flag_overrides)
+    return dataclass_from_mapping(FinetuneConfig, mapping, source)

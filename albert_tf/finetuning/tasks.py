@@ -1,0 +1,281 @@
+"""The fine-tuning tasks: what each reads, how it converts examples, its model, its metrics
+and its leaderboard files.
+
+    GLUE (`cola sst2 mrpc stsb qqp mnli qnli rte wnli`): `[CLS] a [SEP] (b [SEP])`, a head on
+        the pooled output; MNLI is evaluated on matched (the kept score) and mismatched dev,
+        and predicts test matched, mismatched and the AX diagnostic set.
+    `squad_v1`, `squad_v2`: `[CLS] question [SEP] context window [SEP]`, start/end logits.
+    `race`: `[CLS] passage [SEP] question+option [SEP]` for each of the four options.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.models.task_models import (AlbertClassifier, AlbertMultipleChoice,
+                                          AlbertSpanLabeler)
+from albert_tf.tasks import glue, metrics, race, squad, squad_evaluation, squad_postprocess
+from albert_tf.tasks.examples import TaskDataError
+from albert_tf.tokenization import AlbertTokenizer, truncate_pair
+
+GLUE_NAMES = tuple(glue.GLUE_TASKS)
+TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race")
+
+
+def pack_pairs(tokenizer: AlbertTokenizer, first: Sequence[Sequence[int]],
+               second: Sequence[Sequence[int]] | None, max_seq_length: int
+               ) -> dict[str, np.ndarray]:
+    """Encoder inputs `(N, max_seq_length)` for rows of ids: `[CLS] a [SEP] (b [SEP])`,
+    truncated as the original did and zero-padded to `max_seq_length`."""
+    arrays = {name: np.zeros((len(first), max_seq_length), np.int32) for name in INPUT_NAMES}
+    chunk = 4096  # `pack` pads to a chunk's longest row; copy chunks into the full width
+    for begin in range(0, len(first), chunk):
+        rows = slice(begin, begin + chunk)
+        packed = tokenizer.pack(first[rows], None if second is None else second[rows],
+                                max_seq_length)
+        for name in INPUT_NAMES:
+            arrays[name][rows, :packed[name].shape[1]] = packed[name]
+    return arrays
+
+
+class FinetuneTask:
+    """The contract the runner uses; see the subclasses."""
+
+    kind = ""
+    primary_metric = ""
+    label_features: tuple[str, ...] = ()
+    eval_splits: tuple[str, ...] = ("dev",)
+    predict_splits: tuple[str, ...] = ("test",)
+    trims_eval_batches = True  # outputs do not depend on the padded length
+
+    def __init__(self, name: str, config):
+        self.name = name
+        self.config = config
+
+    @property
+    def data_dir(self) -> str:
+        return self.config.data.data_dir
+
+    def has_split(self, split: str) -> bool:
+        return all(os.path.exists(path) for path in self.source_files(split))
+
+    def source_files(self, split: str) -> list[str]:
+        raise NotImplementedError
+
+    def read(self, split: str) -> list:
+        raise NotImplementedError
+
+    def convert(self, examples: list, tokenizer: AlbertTokenizer,
+                is_training: bool) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def build_model(self, model_config):
+        raise NotImplementedError
+
+    def evaluate(self, examples: list, features: dict[str, np.ndarray],
+                 outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        raise NotImplementedError
+
+    def write_predictions(self, split: str, examples: list, features: dict[str, np.ndarray],
+                          outputs: dict[str, np.ndarray], output_dir: str) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def model_features(self) -> tuple[str, ...]:
+        return INPUT_NAMES + self.label_features
+
+    def conversion_settings(self) -> dict[str, Any]:
+        return {"max_seq_length": self.config.data.max_seq_length}
+
+
+class GlueTask(FinetuneTask):
+    """A GLUE task from its TSV folder (`albert_tf.tasks.glue`)."""
+
+    label_features = ("label",)
+
+    def __init__(self, name: str, config):
+        super().__init__(name, config)
+        self.spec = glue.GLUE_TASKS[name]
+        self.kind = "regression" if self.spec.is_regression else "classification"
+        self.primary_metric = {"cola": "matthews_correlation",
+                               "stsb": "pearson"}.get(name, "accuracy")
+        if name == "mnli":
+            self.eval_splits = ("dev", "dev_mismatched")
+            self.predict_splits = ("test", "test_mismatched", "ax")
+
+    def source_files(self, split: str) -> list[str]:
+        return [glue.split_path(self.spec, self.data_dir, split)]
+
+    def has_split(self, split: str) -> bool:
+        return split in glue.available_splits(self.spec, self.data_dir)
+
+    def read(self, split: str) -> list:
+        return glue.read_glue(self.spec, self.data_dir, split)
+
+    def convert(self, examples, tokenizer, is_training):
+        first = tokenizer.encode_batch([example.text_a for example in examples])
+        second = None
+        if examples and examples[0].text_b is not None:
+            second = tokenizer.encode_batch([example.text_b or "" for example in examples])
+        arrays = pack_pairs(tokenizer, first, second, self.config.data.max_seq_length)
+        if self.spec.is_regression:
+            arrays["label"] = np.array([example.label or 0.0 for example in examples],
+                                       np.float32)
+        else:
+            arrays["label"] = np.array(
+                [0 if example.label is None else self.spec.labels.index(example.label)
+                 for example in examples], np.int32)
+        return arrays
+
+    def build_model(self, model_config):
+        classes = 1 if self.spec.is_regression else len(self.spec.labels)
+        return AlbertClassifier(model_config, classes, self.config.model.classifier_dropout)
+
+    def _predicted(self, outputs):
+        if self.spec.is_regression:
+            return outputs["predictions"]
+        return np.argmax(outputs["logits"], -1)
+
+    def evaluate(self, examples, features, outputs):
+        predicted = self._predicted(outputs)
+        labels = features["label"]
+        if self.spec.is_regression:
+            return {"pearson": metrics.pearson(labels, predicted),
+                    "spearman": metrics.spearman(labels, predicted),
+                    "mse": float(np.mean((labels - predicted) ** 2))}
+        result = {"accuracy": metrics.accuracy(labels, predicted)}
+        if self.name == "cola":
+            result["matthews_correlation"] = metrics.matthews_correlation(labels, predicted)
+        if self.name in ("mrpc", "qqp"):
+            result["f1"] = metrics.f1_score(labels, predicted)
+        return result
+
+    def write_predictions(self, split, examples, features, outputs, output_dir):
+        return [glue.write_glue_predictions(self.spec, split, examples,
+                                            list(self._predicted(outputs)), output_dir)]
+
+
+class SquadTask(FinetuneTask):
+    """SQuAD v1.1 or v2.0 from `train-v*.json`, `dev-v*.json` (and `test-v*.json` when
+    there is one) in data_dir."""
+
+    kind = "span"
+    primary_metric = "f1"
+    label_features = ("start_position", "end_position")
+    trims_eval_batches = False  # logits are per position; predict needs one width
+
+    def __init__(self, name: str, config):
+        super().__init__(name, config)
+        self.version_2 = name == "squad_v2"
+        self.version = "2.0" if self.version_2 else "1.1"
+
+    def source_files(self, split: str) -> list[str]:
+        return [os.path.join(self.data_dir, f"{split}-v{self.version}.json")]
+
+    def read(self, split: str) -> list:
+        path = self.source_files(split)[0]
+        if not os.path.exists(path):
+            raise TaskDataError(f"{path}: no such file; task {self.name} reads "
+                                f"{split}-v{self.version}.json from data.data_dir")
+        return squad.read_squad(path)
+
+    def conversion_settings(self):
+        data = self.config.data
+        return {"max_seq_length": data.max_seq_length, "doc_stride": data.doc_stride,
+                "max_query_length": data.max_query_length}
+
+    def convert(self, examples, tokenizer, is_training):
+        data = self.config.data
+        return squad.convert_examples(examples, tokenizer, data.max_seq_length, data.doc_stride,
+                                      data.max_query_length, is_training)
+
+    def build_model(self, model_config):
+        return AlbertSpanLabeler(model_config)
+
+    def _predictions(self, examples, features, outputs):
+        settings = self.config.squad
+        return squad_postprocess.predict_answers(
+            examples, features, outputs["start_logits"], outputs["end_logits"],
+            settings.n_best_size, settings.max_answer_length, self.version_2,
+            settings.null_score_threshold)
+
+    def evaluate(self, examples, features, outputs):
+        predictions = self._predictions(examples, features, outputs)
+        scores = squad_evaluation.squad_scores(
+            examples, predictions.answers,
+            predictions.null_odds if self.version_2 else None)
+        return {name: float(value) for name, value in scores.items()}
+
+    def write_predictions(self, split, examples, features, outputs, output_dir):
+        written = squad_postprocess.write_squad_predictions(
+            self._predictions(examples, features, outputs), os.path.join(output_dir, split),
+            self.version_2)
+        return sorted(written.values())
+
+
+class RaceTask(FinetuneTask):
+    """RACE from its `train/ dev/ test/` folders of `middle/` and `high/` JSON files."""
+
+    kind = "multiple_choice"
+    primary_metric = "accuracy"
+    label_features = ("label",)
+
+    def source_files(self, split: str) -> list[str]:
+        return [os.path.join(self.data_dir, split)]
+
+    def read(self, split: str) -> list:
+        return race.read_race(self.data_dir, split)
+
+    def conversion_settings(self):
+        return {"max_seq_length": self.config.data.max_seq_length,
+                "max_qa_length": self.config.data.max_qa_length}
+
+    def convert(self, examples, tokenizer, is_training):
+        """`[CLS] passage [SEP] question+option [SEP]` per option: the question+option keeps
+        its last `max_qa_length` pieces, then the pair is truncated as for GLUE."""
+        length, qa_length = self.config.data.max_seq_length, self.config.data.max_qa_length
+        passages = {}
+        first, second = [], []
+        for example in examples:
+            if example.context not in passages:
+                passages[example.context] = tokenizer.encode(example.context)
+            options = tokenizer.encode_batch([race.option_text(example.question, option)
+                                              for option in example.options])
+            for option_ids in options:
+                passage, option_ids = list(passages[example.context]), option_ids[-qa_length:]
+                truncate_pair(passage, option_ids, length - 3)
+                first.append(passage)
+                second.append(option_ids)
+        arrays = pack_pairs(tokenizer, first, second, length)
+        choices = len(examples[0].options) if examples else 4
+        arrays = {name: value.reshape(len(examples), choices, length)
+                  for name, value in arrays.items()}
+        arrays["label"] = np.array([example.label or 0 for example in examples], np.int32)
+        return arrays
+
+    def build_model(self, model_config):
+        return AlbertMultipleChoice(model_config, 4, self.config.model.classifier_dropout)
+
+    def evaluate(self, examples, features, outputs):
+        return race.race_accuracy(examples, list(np.argmax(outputs["choice_logits"], -1)))
+
+    def write_predictions(self, split, examples, features, outputs, output_dir):
+        path = os.path.join(output_dir, f"race_{split}_predictions.json")
+        return [race.write_race_predictions(examples,
+                                            list(np.argmax(outputs["choice_logits"], -1)),
+                                            path)]
+
+
+def get_task(config) -> FinetuneTask:
+    """The task `config.task` names, bound to the run's config."""
+    if config.task in GLUE_NAMES:
+        return GlueTask(config.task, config)
+    if config.task in ("squad_v1", "squad_v2"):
+        return SquadTask(config.task, config)
+    if config.task == "race":
+        return RaceTask(config.task, config)
+    raise TaskDataError(f"unknown task '{config.task}' (known: {', '.join(TASK_NAMES)})")
