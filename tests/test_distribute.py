@@ -7,7 +7,7 @@ from albert_tf.config import ConfigError
 from albert_tf.distribute import (DistributionConfig, create_strategy, is_chief,
                                   xla_supported)
 from albert_tf.training.config import pretrain_config_from_mapping
-from albert_tf.training.trainer import _resolve_jit
+from albert_tf.training.trainer import resolve_jit_compile
 
 
 def test_default_strategy_is_one_replica_and_can_use_xla():
@@ -26,9 +26,9 @@ def test_mirrored_over_two_cpus_has_two_replicas_and_no_xla():
     config = pretrain_config_from_mapping(
         {"model": {"max_position_embeddings": 512}, "train": {"jit_compile": True}}, "test")
     with pytest.raises(ConfigError, match="train.jit_compile"):
-        _resolve_jit(config, strategy)
+        resolve_jit_compile(config, strategy)
     auto = pretrain_config_from_mapping({}, "test")
-    assert _resolve_jit(auto, strategy) is False
+    assert resolve_jit_compile(auto, strategy) is False
 
 
 def test_unknown_strategy_and_missing_tf_config_are_clear_errors(monkeypatch):

@@ -122,7 +122,9 @@ def _evaluation_data(strategy, config: PretrainConfig, eval_files):
     return strategy.distribute_datasets_from_function(dataset_fn)
 
 
-def _resolve_jit(config: PretrainConfig, strategy) -> bool:
+def resolve_jit_compile(config, strategy) -> bool:
+    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works); any run
+    config with `train` and `distribution` sections."""
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return False  # TPUs compile every step with XLA anyway
     requested = config.train.jit_compile
@@ -135,7 +137,8 @@ def _resolve_jit(config: PretrainConfig, strategy) -> bool:
     return requested
 
 
-def _check_batch(config: PretrainConfig, strategy) -> None:
+def check_global_batch(config, strategy) -> None:
+    """`config.train.global_batch_size` must split evenly over the replicas."""
     replicas = strategy.num_replicas_in_sync
     if config.train.global_batch_size % replicas:
         raise ConfigError(f"field 'train.global_batch_size' "
@@ -202,8 +205,8 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     """Trains (or resumes, or finds finished) the run `config` describes; see the module
     docstring for the folder it writes."""
     strategy = create_strategy(config.distribution)
-    _check_batch(config, strategy)
-    jit_compile = _resolve_jit(config, strategy)
+    check_global_batch(config, strategy)
+    jit_compile = resolve_jit_compile(config, strategy)
     train_files = check_pretraining_files(_data_config(config, config.data.train_files, True),
                                           "data.train_files")
     eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),

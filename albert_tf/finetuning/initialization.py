@@ -1,0 +1,89 @@
+"""The pretrained encoder a fine-tuning run starts from, with its config and tokenizer.
+
+Any checkpoint `albert-convert` reads can start a run: our model folders (pretraining runs or
+converted ones), the original TF1 releases, transformers folders and Model Garden encoders.
+Only the encoder's weights are taken; the task head starts fresh, as in the original.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.finetuning.config import FinetuneConfig, ModelSection
+
+
+@dataclasses.dataclass
+class PretrainedEncoder:
+    """What a run needs from its starting point.
+
+    Attributes:
+        config: the encoder's `AlbertConfig`, with the run's fine-tuning dropout applied.
+        weights: the encoder's weights in `AlbertEncoder.get_weights()` order, or None for a
+            random start.
+        spm_model: path of the SentencePiece model.
+        lower_case: whether the tokenizer lower-cases.
+        source: a description of where the weights came from.
+    """
+
+    config: AlbertConfig
+    weights: list | None
+    spm_model: str
+    lower_case: bool
+    source: str
+
+
+def _split_checkpoint(path: str) -> tuple[str, str | None]:
+    """Our `<folder>/checkpoints/ckpt-N` names its model folder; a folder is itself."""
+    if os.path.isdir(path):
+        return path, None
+    return os.path.dirname(os.path.dirname(os.path.abspath(path))), path
+
+
+def _load(model: ModelSection):
+    from albert_tf.checkpoints.convert import load_model, read_model_config
+    from albert_tf.checkpoints.native import conversion_facts
+
+    config = read_model_config(model.config) if model.config else None
+    if model.init_format == "ours":
+        folder, checkpoint = _split_checkpoint(model.init_checkpoint)
+        loaded = load_model("ours", folder, config, checkpoint=checkpoint)
+        lower_case = conversion_facts(folder).get("lower_case", model.lower_case)
+    else:
+        loaded = load_model(model.init_format, model.init_checkpoint, config)
+        lower_case = model.lower_case
+    encoder = getattr(loaded.model, "encoder", loaded.model)
+    source = f"{loaded.source_format} {loaded.source} (step {loaded.global_step})"
+    return loaded.config, encoder.get_weights(), loaded.spm_model, lower_case, source
+
+
+def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
+    """Reads `config.model`'s checkpoint (or, without one, builds a random start from
+    `config.model.config`) and applies the run's dropout settings."""
+    from albert_tf.checkpoints.convert import read_model_config
+
+    model = config.model
+    if model.init_checkpoint:
+        model_config, weights, found_spm, lower_case, source = _load(model)
+    elif model.config:
+        model_config, weights, found_spm = read_model_config(model.config), None, None
+        lower_case, source = model.lower_case, "random initialization"
+    else:
+        raise ConfigError("field 'model.init_checkpoint' is empty: name the pretrained model "
+                          "(--init_checkpoint), or set model.config for a random start")
+    spm_model = model.spm_model or found_spm
+    if not spm_model:
+        raise CheckpointError(f"{model.init_checkpoint or model.config}: no SentencePiece "
+                              f"model found beside it; set model.spm_model (--spm_model)")
+    if not os.path.exists(spm_model):
+        raise ConfigError(f"field 'model.spm_model': {spm_model}: no such file")
+    changes = {name: getattr(model, name) for name in ("hidden_dropout", "attention_dropout")
+               if getattr(model, name) is not None}
+    if config.data.max_seq_length > model_config.max_position_embeddings:
+        raise ConfigError(f"field 'data.max_seq_length' ({config.data.max_seq_length}) exceeds "
+                          f"the model's max_position_embeddings "
+                          f"({model_config.max_position_embeddings})")
+    return PretrainedEncoder(model_config.replace(**changes), weights, spm_model, lower_case,
+                             source)

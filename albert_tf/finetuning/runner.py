@@ -1,0 +1,248 @@
+"""One fine-tuning run: pretrained encoder + task head, `model.fit` with dev evaluation every
+`eval_every_steps`, the best checkpoint kept, then test predictions in leaderboard format.
+
+A run's folder (`train.model_dir`):
+
+    finetune.yaml        the resolved run config (tokenizer path and casing included)
+    model_config.yaml    the encoder config with the fine-tuning dropout
+    <name>.model         the SentencePiece model, so the folder exports on its own
+    features/            converted features cached as TFRecords (data.cache_dir)
+    best/ckpt-N          encoder + head weights of the best dev evaluation; best.json
+    eval_history.jsonl   every dev evaluation; eval_results.json: the best model's scores
+    predictions/         test-set files for the leaderboards (and dev predictions)
+    backup/              Keras BackupAndRestore state (deleted at the end)
+    tensorboard/
+
+Running the same command again resumes an interrupted run (weights, optimizer, step, data
+position and the best score so far) and leaves a finished one as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+import yaml
+
+from albert_tf.config import ConfigError
+from albert_tf.distribute import create_strategy
+from albert_tf.finetuning import data as task_data
+from albert_tf.finetuning.callbacks import (DevEvaluation, StopAtStep, read_best,
+                                            weights_checkpoint)
+from albert_tf.finetuning.config import FinetuneConfig
+from albert_tf.finetuning.feature_cache import (CachedFeatures, cache_key, cached_features,
+                                                file_digest)
+from albert_tf.finetuning.initialization import load_pretrained_encoder
+from albert_tf.finetuning.tasks import FinetuneTask, get_task
+from albert_tf.optimization import create_optimizer
+from albert_tf.precision import precision_policy
+from albert_tf.tasks.examples import TaskDataError
+from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.training.callbacks import TrainingScalars
+from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
+from data_prep.files import atomic_write_bytes
+
+FINETUNE_CONFIG_FILE = "finetune.yaml"
+MODEL_CONFIG_FILE = "model_config.yaml"
+RESULTS_FILE = "eval_results.json"
+
+
+@dataclasses.dataclass
+class FinetuneResult:
+    """What a finished run reports."""
+
+    best_step: int
+    best_checkpoint: str
+    dev_metrics: dict[str, dict[str, float]]
+    prediction_files: list[str]
+
+
+@dataclasses.dataclass
+class SplitData:
+    """A split's examples (None for training, which needs only features) and features."""
+
+    examples: list | None
+    features: CachedFeatures
+
+
+class SplitPreparer:
+    """Reads and converts a task's splits through the feature cache."""
+
+    def __init__(self, task: FinetuneTask, tokenizer: AlbertTokenizer, cache_dir: str):
+        self.task, self.tokenizer, self.cache_dir = task, tokenizer, cache_dir
+        with open(tokenizer.spm_model, "rb") as f:
+            self.tokenizer_digest = hashlib.sha256(f.read()).hexdigest()
+
+    def __call__(self, split: str, is_training: bool = False) -> SplitData:
+        task = self.task
+        key = cache_key(task=task.name, split=split, is_training=is_training,
+                        data=file_digest(task.source_files(split)),
+                        tokenizer=self.tokenizer_digest, lower_case=self.tokenizer.lower_case,
+                        **task.conversion_settings())
+        examples = None if is_training else task.read(split)
+
+        def convert():
+            print(f"albert-finetune: converting {task.name} {split} (cached for later runs)")
+            return task.convert(examples if examples is not None else task.read(split),
+                                self.tokenizer, is_training)
+
+        return SplitData(examples, cached_features(self.cache_dir, f"{task.name}-{split}", key,
+                                                   convert))
+
+
+def predict(model, task: FinetuneTask, features: CachedFeatures,
+            batch_size: int) -> dict[str, np.ndarray]:
+    """The model's task outputs for every row of `features`, in order."""
+    trim = None if not task.trims_eval_batches else 16
+    dataset = task_data.evaluation_dataset(features, task.model_features, batch_size, trim)
+    outputs = model.predict(dataset, verbose=0)
+    return {name: np.asarray(value)[:features.count] for name, value in outputs.items()}
+
+
+def evaluate_split(model, task: FinetuneTask, split: SplitData,
+                   batch_size: int) -> dict[str, float]:
+    arrays = split.features.arrays()
+    outputs = predict(model, task, split.features, batch_size)
+    return {name: float(value)
+            for name, value in task.evaluate(split.examples, arrays, outputs).items()}
+
+
+def build_task_model(task: FinetuneTask, pretrained, features: CachedFeatures):
+    """The task model, built on one real row, with the pretrained encoder weights."""
+    model = task.build_model(pretrained.config)
+    row = next(iter(features.dataset(task.model_features).batch(1)))
+    model(row, training=False)
+    if pretrained.weights is not None:
+        model.encoder.set_weights(pretrained.weights)
+    return model
+
+
+def _write_run_files(config: FinetuneConfig, pretrained) -> FinetuneConfig:
+    """Copies the tokenizer into the run folder and writes the resolved configs; returns the
+    config as written (pointing at the copied tokenizer)."""
+    model_dir = config.train.model_dir
+    os.makedirs(model_dir, exist_ok=True)
+    spm_copy = os.path.join(model_dir, os.path.basename(pretrained.spm_model))
+    if os.path.abspath(spm_copy) != os.path.abspath(pretrained.spm_model):
+        shutil.copyfile(pretrained.spm_model, spm_copy + ".tmp")
+        os.replace(spm_copy + ".tmp", spm_copy)
+    config = dataclasses.replace(config, model=dataclasses.replace(
+        config.model, spm_model=os.path.abspath(spm_copy), lower_case=pretrained.lower_case))
+    for name, mapping in ((FINETUNE_CONFIG_FILE, config.to_dict()),
+                          (MODEL_CONFIG_FILE, pretrained.config.to_dict())):
+        atomic_write_bytes(os.path.join(model_dir, name),
+                           yaml.safe_dump(mapping, sort_keys=False).encode())
+    return config
+
+
+def _training_data(strategy, config: FinetuneConfig, task, features, start_step: int):
+    trim = None if config.data.static_shapes else config.data.pad_to_multiple_of
+
+    def dataset_fn(context):
+        per_replica = context.get_per_replica_batch_size(config.train.global_batch_size)
+        replicas_per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
+        return task_data.training_dataset(
+            features, task.model_features, per_replica, config.data.shuffle_buffer,
+            config.train.seed, trim, start_step * replicas_per_pipeline, context)
+
+    return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
+    """Fine-tunes (or resumes, or finds finished) the run `config` describes."""
+    model_dir = config.train.model_dir
+    results_path = os.path.join(model_dir, RESULTS_FILE)
+    if os.path.exists(results_path):
+        with open(results_path, encoding="utf-8") as f:
+            finished = json.load(f)
+        print(f"albert-finetune: {model_dir} is finished (step {finished['best_step']}); "
+              f"not training again")
+        return FinetuneResult(**finished)
+    strategy = create_strategy(config.distribution)
+    check_global_batch(config, strategy)
+    jit_compile = resolve_jit_compile(config, strategy)
+    task = get_task(config)
+    pretrained = load_pretrained_encoder(config)
+    config = _write_run_files(config, pretrained)
+    print(f"albert-finetune: {task.name} from {pretrained.source}")
+    tokenizer = AlbertTokenizer(config.model.spm_model, config.model.lower_case)
+    prepare = SplitPreparer(task, tokenizer,
+                            config.data.cache_dir or os.path.join(model_dir, "features"))
+    train = prepare("train", is_training=True)
+    if not task.has_split(task.eval_splits[0]):
+        raise TaskDataError(f"{config.data.data_dir}: task {task.name} needs its "
+                            f"'{task.eval_splits[0]}' split to choose the best checkpoint "
+                            f"(looked for {', '.join(task.source_files(task.eval_splits[0]))})")
+    dev = {split: prepare(split) for split in task.eval_splits if task.has_split(split)}
+    tf_keras.utils.set_random_seed(config.train.seed)
+    with precision_policy(config.train.precision):
+        with strategy.scope():
+            model = build_task_model(task, pretrained, train.features)
+            model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
+                          steps_per_execution=config.train.steps_per_execution,
+                          jit_compile=jit_compile)
+        _fit(config, strategy, task, model, train, dev)
+        return _finish(config, task, model, prepare, dev)
+
+
+def _dev_scores(model, task, dev, batch_size) -> dict[str, dict[str, float]]:
+    return {split: evaluate_split(model, task, data, batch_size) for split, data in dev.items()}
+
+
+def _fit(config, strategy, task, model, train, dev) -> None:
+    model_dir, every = config.train.model_dir, config.train.eval_every_steps
+    backup_dir = os.path.join(model_dir, "backup")
+    start_step = backup_step(backup_dir, every)
+    if start_step:
+        print(f"albert-finetune: resuming after step {start_step} from {backup_dir}")
+    log_dir = os.path.join(model_dir, "tensorboard")
+    callbacks = [
+        tf_keras.callbacks.BackupAndRestore(backup_dir),
+        DevEvaluation(lambda: _dev_scores(model, task, dev, config.train.eval_batch_size),
+                      model_dir, task.primary_metric, log_dir),
+        StopAtStep(config.train.train_steps),
+        tf_keras.callbacks.TensorBoard(log_dir, update_freq=config.train.log_every_steps),
+        TrainingScalars(log_dir, config.train.global_batch_size, config.train.log_every_steps),
+    ]
+    model.fit(_training_data(strategy, config, task, train.features, start_step),
+              epochs=math.ceil(config.train.train_steps / every), steps_per_epoch=every,
+              callbacks=callbacks, verbose=config.train.verbose)
+
+
+def _finish(config, task, model, prepare, dev) -> FinetuneResult:
+    """Restores the best checkpoint, scores every dev split with it and writes the dev and
+    test predictions."""
+    model_dir = config.train.model_dir
+    best = read_best(model_dir)
+    if best is None:
+        raise ConfigError(f"{model_dir}: no dev evaluation was recorded")
+    weights_checkpoint(model).read(os.path.join(model_dir, best["checkpoint"])).assert_consumed()
+    batch_size = config.train.eval_batch_size
+    output_dir = os.path.join(model_dir, "predictions")
+    os.makedirs(output_dir, exist_ok=True)
+    written, scores = [], {}
+    for split, data in dev.items():
+        arrays, outputs = data.features.arrays(), predict(model, task, data.features,
+                                                          batch_size)
+        scores[split] = {name: float(value) for name, value in
+                         task.evaluate(data.examples, arrays, outputs).items()}
+        written += task.write_predictions(split, data.examples, arrays, outputs, output_dir)
+    for split in task.predict_splits:
+        if not task.has_split(split):
+            continue
+        data = prepare(split)
+        written += task.write_predictions(split, data.examples, data.features.arrays(),
+                                          predict(model, task, data.features, batch_size),
+                                          output_dir)
+    result = FinetuneResult(best["step"], os.path.join(model_dir, best["checkpoint"]), scores,
+                            written)
+    atomic_write_bytes(os.path.join(model_dir, RESULTS_FILE),
+                       json.dumps(dataclasses.asdict(result), indent=2).encode())
+    return result
