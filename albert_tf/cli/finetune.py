@@ -1,0 +1,107 @@
+"""`albert-finetune`: fine-tune a pretrained ALBERT on a GLUE task, SQuAD or RACE.
+
+    albert-finetune --task mrpc --data_dir glue_data/MRPC --init_checkpoint runs/base \\
+        --model_dir runs/mrpc
+    albert-finetune --task squad_v2 --data_dir squad/ --from original \\
+        --init_checkpoint albert_base_v2/ --model_dir runs/squad2 \\
+        --override train.global_batch_size=24 --override optimizer.learning_rate=2e-5
+    albert-finetune --task race --data_dir RACE/ --init_checkpoint runs/base \\
+        --config my_race.yaml --print_config
+
+The recipe comes from `configs/finetune/<task>.yaml` (the paper's per-task hyperparameters)
+unless --config names another YAML; flags and --override change single fields. The run
+evaluates on dev every train.eval_every_steps, keeps the best checkpoint, writes test-set
+predictions in the leaderboard format under <model_dir>/predictions/, and resumes when run
+again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+import yaml
+
+from albert_tf.config import ConfigError
+
+# Flag -> config field, for the flags that set one field.
+_FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_checkpoint",
+                "init_format": "model.init_format", "model_config": "model.config",
+                "spm_model": "model.spm_model", "model_dir": "train.model_dir"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    from albert_tf.finetuning.config import CHECKPOINT_FORMATS
+
+    parser = argparse.ArgumentParser(prog="albert-finetune", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", help="cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
+                        "squad_v1, squad_v2 or race (default: the --config's task)")
+    parser.add_argument("--config", help="a task YAML (default: configs/finetune/<task>.yaml)")
+    parser.add_argument("--data_dir", help="the task's folder as downloaded")
+    parser.add_argument("--init_checkpoint", help="the pretrained model: our model folder or "
+                        "checkpoint, or a source in --from format")
+    parser.add_argument("--from", dest="init_format", choices=CHECKPOINT_FORMATS,
+                        help="format of --init_checkpoint (default: ours)")
+    parser.add_argument("--model_config", help="model config (preset, YAML or JSON) for "
+                        "--from model_garden or a random start")
+    parser.add_argument("--spm_model", help="SentencePiece model (default: beside the "
+                        "checkpoint)")
+    parser.add_argument("--model_dir", help="the run folder")
+    parser.add_argument("--override", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        help="change one field, e.g. train.train_steps=100; may be repeated")
+    parser.add_argument("--print_config", action="store_true",
+                        help="print the resolved configuration and exit")
+    return parser
+
+
+def _config_path(args) -> str:
+    if args.config:
+        return args.config
+    if not args.task:
+        raise ConfigError("name the task (--task) or a task YAML (--config)")
+    from albert_tf.presets import config_dir
+
+    path = config_dir() / "finetune" / f"{args.task}.yaml"
+    if not path.is_file():
+        from albert_tf.finetuning.tasks import TASK_NAMES
+
+        raise ConfigError(f"unknown task '{args.task}' (known: {', '.join(TASK_NAMES)})")
+    return str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from albert_tf.finetuning.config import load_finetune_config
+
+    fields = {field: getattr(args, flag) for flag, field in _FIELD_FLAGS.items()}
+    fields["task"] = args.task
+    try:
+        config = load_finetune_config(_config_path(args), args.override, **fields)
+    except ConfigError as error:
+        print(f"albert-finetune: error: {error}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+        return 0
+
+    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.finetuning.runner import run_finetuning
+
+    try:
+        result = run_finetuning(config)
+    except (ConfigError, CheckpointError, ValueError, OSError) as error:
+        print(f"albert-finetune: error: {error}", file=sys.stderr)
+        return 2
+    print(f"\nalbert-finetune: best dev checkpoint {result.best_checkpoint} "
+          f"(step {result.best_step})")
+    print(json.dumps(result.dev_metrics, indent=2))
+    for path in result.prediction_files:
+        print(f"  wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
