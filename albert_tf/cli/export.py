@@ -9,6 +9,9 @@
     # a released TF1 model folder (albert_config.json, model.ckpt-*, 30k-clean.model)
     albert-export --from original --checkpoint albert_base/ --output export/albert_base
 
+    # a fine-tuned run folder of albert-finetune (its best checkpoint), task outputs included
+    albert-export --checkpoint runs/mrpc --output export/mrpc
+
 Signatures: serving_default (text), serving_pairs (text, text_pair), encode_ids (TF-Hub ids
 interface), preprocess, preprocess_pairs, and fill_mask for models with the masked-LM head.
 Loading the SavedModel needs the tensorflow-text ops: `import tensorflow_text` first (TF
@@ -68,8 +71,6 @@ def _source(args):
 
 
 def _default_max_seq_length(args, path: str, max_positions: int) -> int:
-    if args.max_seq_length:
-        return args.max_seq_length
     length = 512
     if args.source_format == "ours":
         from albert_tf.checkpoints.native import load_run_config
@@ -78,47 +79,69 @@ def _default_max_seq_length(args, path: str, max_positions: int) -> int:
     return min(length, max_positions)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _load_source(args):
+    """(model, tokenizer path or None, lower_case, default max_seq_length, metadata)."""
     from albert_tf.checkpoints.convert import load_model, read_model_config
     from albert_tf.checkpoints.native import conversion_facts
+    from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
+
+    path, checkpoint = _source(args)
+    if args.source_format == "ours" and is_finetune_run(path):
+        run = load_finetuned(path, checkpoint)
+        metadata = {"source": os.path.abspath(path), "source_format": "finetuned",
+                    "task": run.config.task, "global_step": run.step}
+        return (run.model, run.config.model.spm_model, run.config.model.lower_case,
+                run.config.data.max_seq_length, metadata)
+    config = read_model_config(args.config) if args.config else None
+    loaded = load_model(args.source_format, path, config, checkpoint=checkpoint)
+    lower_case = not args.cased
+    if args.source_format == "ours":
+        lower_case = conversion_facts(path).get("lower_case", lower_case)
+    metadata = {"source": loaded.source, "source_format": loaded.source_format,
+                "global_step": loaded.global_step}
+    return (loaded.model, loaded.spm_model, lower_case,
+            _default_max_seq_length(args, path, loaded.config.max_position_embeddings),
+            metadata)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.export import ExportError, ExportOptions, export_saved_model
     from albert_tf.precision import precision_policy
 
     try:
-        path, checkpoint = _source(args)
-        config = read_model_config(args.config) if args.config else None
         with precision_policy(args.precision):
-            loaded = load_model(args.source_format, path, config, checkpoint=checkpoint)
-        spm_model = args.spm_model or loaded.spm_model
+            model, spm_model, lower_case, max_seq_length, metadata = _load_source(args)
+        spm_model = args.spm_model or spm_model
         if not spm_model:
             raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
                               f"source; pass --spm_model (the one the weights were trained "
                               f"with)")
-        lower_case = not args.cased
-        if args.source_format == "ours":
-            lower_case = conversion_facts(path).get("lower_case", lower_case)
         options = ExportOptions(
-            max_seq_length=_default_max_seq_length(
-                args, path, loaded.config.max_position_embeddings),
-            lower_case=lower_case, top_k=args.top_k, jit_compile=args.jit_compile,
+            max_seq_length=args.max_seq_length or min(
+                max_seq_length, model_config(model).max_position_embeddings),
+            lower_case=lower_case and not args.cased, top_k=args.top_k,
+            jit_compile=args.jit_compile,
             pad_to_multiple_of=args.pad_to_multiple_of or (16 if args.jit_compile else 1))
-        model = loaded.model
         if args.encoder_only and hasattr(model, "encoder"):
             model = model.encoder
-        output = export_saved_model(model, spm_model, args.output, options, metadata={
-            "source": loaded.source, "source_format": loaded.source_format,
-            "global_step": loaded.global_step, "precision": args.precision})
+        output = export_saved_model(model, spm_model, args.output, options,
+                                    metadata={**metadata, "precision": args.precision})
     except (CheckpointError, ConfigError, ExportError, OSError, ValueError) as error:
         print(f"albert-export: error: {error}", file=sys.stderr)
         return 1
-    print(f"{args.source_format} {loaded.source} (step {loaded.global_step}) -> SavedModel "
-          f"{output}\n  max_seq_length {options.max_seq_length}, "
+    print(f"{metadata['source_format']} {metadata['source']} (step {metadata['global_step']})"
+          f" -> SavedModel {output}\n  max_seq_length {options.max_seq_length}, "
           f"{'lower-cased' if options.lower_case else 'cased'}, {args.precision}"
           f"{', XLA' if options.jit_compile else ''}; tokenizer {spm_model}\n"
           f"  load it with `import tensorflow_text` first (its ops tokenize in the graph)")
     return 0
+
+
+def model_config(model):
+    """The AlbertConfig of an encoder, pretrainer or task model."""
+    return getattr(model, "encoder", model).config
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from albert_tf.finetuning.config import FinetuneConfig
 from albert_tf.finetuning.feature_cache import (CachedFeatures, cache_key, cached_features,
                                                 file_digest)
 from albert_tf.finetuning.initialization import load_pretrained_encoder
+from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
@@ -49,8 +50,6 @@ from albert_tf.training.callbacks import TrainingScalars
 from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
 from data_prep.files import atomic_write_bytes
 
-FINETUNE_CONFIG_FILE = "finetune.yaml"
-MODEL_CONFIG_FILE = "model_config.yaml"
 RESULTS_FILE = "eval_results.json"
 
 
@@ -233,7 +232,9 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
                                                           batch_size)
         scores[split] = {name: float(value) for name, value in
                          task.evaluate(data.examples, arrays, outputs).items()}
-        written += task.write_predictions(split, data.examples, arrays, outputs, output_dir)
+        if task.writes_dev_predictions:
+            written += task.write_predictions(split, data.examples, arrays, outputs,
+                                              output_dir)
     for split in task.predict_splits:
         if not task.has_split(split):
             continue

@@ -51,6 +51,7 @@ class FinetuneTask:
     eval_splits: tuple[str, ...] = ("dev",)
     predict_splits: tuple[str, ...] = ("test",)
     trims_eval_batches = True  # outputs do not depend on the padded length
+    writes_dev_predictions = True  # GLUE leaderboards take test files only
 
     def __init__(self, name: str, config):
         self.name = name
@@ -96,6 +97,7 @@ class GlueTask(FinetuneTask):
     """A GLUE task from its TSV folder (`albert_tf.tasks.glue`)."""
 
     label_features = ("label",)
+    writes_dev_predictions = False
 
     def __init__(self, name: str, config):
         super().__init__(name, config)
@@ -108,7 +110,8 @@ class GlueTask(FinetuneTask):
             self.predict_splits = ("test", "test_mismatched", "ax")
 
     def source_files(self, split: str) -> list[str]:
-        return [glue.split_path(self.spec, self.data_dir, split)]
+        path = glue.find_split_file(self.spec, self.data_dir, split)
+        return [path or os.path.join(self.data_dir, self.spec.split_files[split][0])]
 
     def has_split(self, split: str) -> bool:
         return split in glue.available_splits(self.spec, self.data_dir)

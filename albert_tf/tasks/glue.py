@@ -216,7 +216,7 @@ def get_glue_task(task: TaskLike) -> GlueTask:
     return GLUE_TASKS[key]
 
 
-def _find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
+def find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
     """The first existing file of `split`, looked for in `data_dir` itself and then in its
     subfolder named like the task (so the GLUE download's root works too)."""
     for name in task.split_files[split]:
@@ -236,7 +236,7 @@ def available_splits(task: TaskLike, data_dir: str) -> list[str]:
     """
     glue_task = get_glue_task(task)
     return [split for split in glue_task.splits
-            if _find_split_file(glue_task, data_dir, split) is not None]
+            if find_split_file(glue_task, data_dir, split) is not None]
 
 
 def _numbered_rows(path: str) -> Iterator[tuple[int, list[str]]]:
@@ -324,7 +324,7 @@ def read_glue(task: TaskLike, data_dir: str, split: str) -> list[TextExample]:
     if split not in glue_task.split_files:
         raise TaskDataError(f"GLUE task {glue_task.name!r} has no split {split!r}; "
                             f"its splits: {', '.join(glue_task.splits)}")
-    path = _find_split_file(glue_task, data_dir, split)
+    path = find_split_file(glue_task, data_dir, split)
     if path is None:
         expected = " or ".join(glue_task.split_files[split])
         raise TaskDataError(f"GLUE {glue_task.folder} split {split!r} needs {expected} in "

@@ -1,0 +1,158 @@
+"""albert-finetune end to end on CPU: a tiny pretrained ALBERT learns a synthetic GLUE-format
+classification task and a synthetic SQuAD-format span task to high dev scores; the runs keep
+their best checkpoint, write leaderboard files, resume as finished, and export to a raw-text
+SavedModel whose task outputs equal the Keras model's."""
+
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+import yaml
+from data_helpers import WORDS, english_like_text
+
+from albert_tf.cli.finetune import main as finetune_main
+from albert_tf.training.config import pretrain_config_from_mapping
+from albert_tf.training.trainer import run_pretraining
+from data_prep.cli import main as data_main
+
+SEQ = 64
+POSITIVE, NEGATIVE = ("splendid", "wonderful"), ("dreadful", "horrible")
+SYLLABLES = ("ka", "ri", "to", "mon", "el", "sa", "vin", "dor")
+
+
+def sentiment_rows(count, seed):
+    """(sentence, label): ordinary words around one positive (1) or negative (0) word."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        label = rng.randrange(2)
+        words = [rng.choice(WORDS) for _ in range(rng.randint(4, 10))]
+        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
+        rows.append((" ".join(words), label))
+    return rows
+
+
+def code_questions(count, seed):
+    """SQuAD v1.1 paragraphs: "... the code is <made-up word> . ..." asked "what is the
+    code?"; contexts of 20-60 words, so many span two windows of 64."""
+    rng = random.Random(seed)
+    data = []
+    for index in range(count):
+        code = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+        before = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
+        after = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 20)))
+        context = f"{before.capitalize()} the code is {code}. {after}."
+        start = context.index(" the code is ") + len(" the code is ")
+        data.append({"title": f"t{index}", "paragraphs": [{"context": context, "qas": [{
+            "id": f"q{index}", "question": "What is the code?",
+            "answers": [{"text": code, "answer_start": start}]}]}]})
+    return {"version": "1.1", "data": data}
+
+
+def write_tsv(path, header, rows):
+    path.write_text("\n".join(["\t".join(header)] + ["\t".join(map(str, row))
+                                                     for row in rows]) + "\n")
+
+
+@pytest.fixture(scope="module")
+def task_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    sst = root / "SST-2"
+    sst.mkdir()
+    write_tsv(sst / "train.tsv", ["sentence", "label"], sentiment_rows(480, 1))
+    write_tsv(sst / "dev.tsv", ["sentence", "label"], sentiment_rows(100, 2))
+    write_tsv(sst / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(30, 3))])
+    squad = root / "squad"
+    squad.mkdir()
+    (squad / "train-v1.1.json").write_text(json.dumps(code_questions(480, 4)))
+    (squad / "dev-v1.1.json").write_text(json.dumps(code_questions(80, 5)))
+    return {"sst2": str(sst), "squad": str(squad)}
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory, task_files):
+    """A tiny ALBERT pretrained for 100 MLM + SOP steps on English-like text that also holds
+    the tasks' words (so the SentencePiece model knows them)."""
+    root = tmp_path_factory.mktemp("pretrained")
+    lines = [sentence for sentence, _ in sentiment_rows(300, 9)]
+    lines += [paragraph["paragraphs"][0]["context"]
+              for paragraph in code_questions(300, 10)["data"]]
+    corpus = root / "corpus.txt"
+    corpus.write_text(english_like_text(150, seed=11) + "\n" + "\n\n".join(lines) + "\n")
+    assert data_main(["train-spm", "--input", str(corpus), "--model_prefix", str(root / "spm"),
+                      "--vocab_size", "300"]) == 0
+    assert data_main(["build", "--input", str(corpus), "--spm_model", str(root / "spm.model"),
+                      "--output_dir", str(root / "shards"), "--dupe_factor", "1",
+                      "--max_seq_length", str(SEQ), "--max_predictions_per_seq", "10",
+                      "--num_shards", "1", "--no_progress"]) == 0
+    config = pretrain_config_from_mapping({
+        "model": {"vocab_size": 300, "embedding_size": 32, "hidden_size": 64, "num_layers": 2,
+                  "num_attention_heads": 4, "intermediate_size": 128,
+                  "max_position_embeddings": SEQ},
+        "data": {"train_files": [str(root / "shards" / "*.tfrecord")], "max_seq_length": SEQ,
+                 "max_predictions_per_seq": 10, "shuffle_buffer": 500},
+        "optimizer": {"type": "adamw", "learning_rate": 0.002, "warmup_steps": 10},
+        "train": {"model_dir": str(root / "run"), "global_batch_size": 32, "train_steps": 100,
+                  "steps_per_epoch": 100, "steps_per_execution": 10, "backup_every_steps": 100,
+                  "eval_steps": 0, "verbose": 0}}, "test")
+    run_pretraining(config)
+    return {"model_dir": str(root / "run"), "spm": str(root / "spm.model")}
+
+
+def finetune(task, data_dir, pretrained, model_dir, *overrides):
+    return finetune_main([
+        "--task", task, "--data_dir", data_dir, "--init_checkpoint", pretrained["model_dir"],
+        "--spm_model", pretrained["spm"], "--model_dir", str(model_dir),
+        "--override", f"data.max_seq_length={SEQ}", "--override", "train.verbose=0",
+        "--override", "train.eval_batch_size=32", "--override", "optimizer.warmup_steps=20",
+        *[item for override in overrides for item in ("--override", override)]])
+
+
+@pytest.mark.slow
+def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_file(
+        pretrained, task_files, tmp_path, capsys):
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
+                    "train.train_steps=150", "train.eval_every_steps=50") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [50, 100, 150]
+    best = json.loads((model_dir / "best.json").read_text())
+    assert best["value"] == max(entry["dev"]["accuracy"] for entry in history)
+    assert results["best_step"] == best["step"]
+    lines = (model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert lines[0] == "index\tprediction" and len(lines) == 31
+    truth = [label for _, label in sentiment_rows(30, 3)]
+    predicted = [int(line.split("\t")[1]) for line in lines[1:]]
+    assert [line.split("\t")[0] for line in lines[1:]] == [str(i) for i in range(30)]
+    assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
+    # The same command again finds the run finished.
+    capsys.readouterr()
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.train_steps=150",
+                    "train.eval_every_steps=50") == 0
+    assert "not training again" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
+    model_dir = tmp_path / "squad"
+    assert finetune("squad_v1", task_files["squad"], pretrained, model_dir,
+                    "optimizer.learning_rate=2e-3", "train.global_batch_size=32",
+                    "train.train_steps=300", "train.eval_every_steps=100",
+                    "data.doc_stride=24", "data.max_query_length=16",
+                    "squad.max_answer_length=10") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert results["exact"] >= 90 and results["f1"] >= 90
+    predictions = json.loads((model_dir / "predictions" / "dev" / "predictions.json")
+                             .read_text())
+    gold = {paragraph["paragraphs"][0]["qas"][0]["id"]:
+            paragraph["paragraphs"][0]["qas"][0]["answers"][0]["text"]
+            for paragraph in code_questions(80, 5)["data"]}
+    assert predictions.keys() == gold.keys()
+    assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.9
