@@ -9,10 +9,14 @@ import random
 
 import numpy as np
 import pytest
-import yaml
+import tensorflow as tf
 from data_helpers import WORDS, english_like_text
 
+from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
+from albert_tf.export import load_saved_model
+from albert_tf.finetuning.restore import load_finetuned
+from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import run_pretraining
 from data_prep.cli import main as data_main
@@ -111,13 +115,21 @@ def finetune(task, data_dir, pretrained, model_dir, *overrides):
         *[item for override in overrides for item in ("--override", override)]])
 
 
+SST2_RECIPE = ("optimizer.learning_rate=1e-3", "train.global_batch_size=32",
+               "train.train_steps=150", "train.eval_every_steps=50")
+
+
+@pytest.fixture(scope="module")
+def sst2_run(pretrained, task_files, tmp_path_factory):
+    model_dir = tmp_path_factory.mktemp("runs") / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE) == 0
+    return model_dir
+
+
 @pytest.mark.slow
 def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_file(
-        pretrained, task_files, tmp_path, capsys):
-    model_dir = tmp_path / "sst2"
-    assert finetune("sst2", task_files["sst2"], pretrained, model_dir,
-                    "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
-                    "train.train_steps=150", "train.eval_every_steps=50") == 0
+        sst2_run, pretrained, task_files, capsys):
+    model_dir = sst2_run
     results = json.loads((model_dir / "eval_results.json").read_text())
     assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
     history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
@@ -133,10 +145,29 @@ def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_fil
     assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
     # The same command again finds the run finished.
     capsys.readouterr()
-    assert finetune("sst2", task_files["sst2"], pretrained, model_dir,
-                    "optimizer.learning_rate=1e-3", "train.train_steps=150",
-                    "train.eval_every_steps=50") == 0
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE) == 0
     assert "not training again" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
+    """The SavedModel's probabilities equal the Keras model's on the same text, and its
+    answers on new sentences are right."""
+    run = load_finetuned(str(sst2_run))
+    assert run.step == json.loads((sst2_run / "best.json").read_text())["step"]
+    assert export_main(["--checkpoint", str(sst2_run), "--output", str(tmp_path / "export")]) == 0
+    facts = json.loads((tmp_path / "export" / "assets.extra" / "albert_export.json").read_text())
+    assert facts["task"] == "sst2" and facts["options"]["max_seq_length"] == SEQ
+    rows = sentiment_rows(12, 21)
+    texts = [sentence for sentence, _ in rows]
+    tokenizer = AlbertTokenizer(run.config.model.spm_model, run.config.model.lower_case)
+    expected = run.model(tokenizer.encode_for_model(texts, max_seq_length=SEQ),
+                         training=False)["probabilities"].numpy()
+    served = load_saved_model(str(tmp_path / "export"))
+    outputs = served.signatures["serving_default"](text=tf.constant(texts))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-5)
+    predicted = outputs["probabilities"].numpy().argmax(-1)
+    assert np.mean(predicted == np.array([label for _, label in rows])) >= 0.9
 
 
 @pytest.mark.slow
