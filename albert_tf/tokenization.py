@@ -49,6 +49,12 @@ class AlbertTokenizer:
     def vocab_size(self) -> int:
         return self._tokenizer.vocab_size
 
+    @property
+    def piece_model(self) -> Tokenizer:
+        """The loaded SentencePiece model with the digit-comma rule (`data_prep.tokenizer`),
+        for callers that need more than ids, e.g. piece offsets for SQuAD answer spans."""
+        return self._tokenizer
+
     def normalize(self, text: str) -> str:
         return normalize_text(text, self.lower_case)
 

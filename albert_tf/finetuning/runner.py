@@ -202,10 +202,12 @@ def _fit(config, strategy, task, model, train, dev) -> None:
     if start_step:
         print(f"albert-finetune: resuming after step {start_step} from {backup_dir}")
     log_dir = os.path.join(model_dir, "tensorboard")
+    # The evaluation runs before the backup at an epoch's end, so a resumed run never skips
+    # an evaluation (a crash between the two repeats it).
     callbacks = [
-        tf_keras.callbacks.BackupAndRestore(backup_dir),
         DevEvaluation(lambda: _dev_scores(model, task, dev, config.train.eval_batch_size),
                       model_dir, task.primary_metric, log_dir),
+        tf_keras.callbacks.BackupAndRestore(backup_dir),
         StopAtStep(config.train.train_steps),
         tf_keras.callbacks.TensorBoard(log_dir, update_freq=config.train.log_every_steps),
         TrainingScalars(log_dir, config.train.global_batch_size, config.train.log_every_steps),
