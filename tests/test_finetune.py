@@ -6,6 +6,10 @@ SavedModel whose task outputs equal the Keras model's."""
 import json
 import os
 import random
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -85,7 +89,8 @@ def pretrained(tmp_path_factory, task_files):
     lines += [paragraph["paragraphs"][0]["context"]
               for paragraph in code_questions(300, 10)["data"]]
     corpus = root / "corpus.txt"
-    corpus.write_text(english_like_text(150, seed=11) + "\n" + "\n\n".join(lines) + "\n")
+    documents = ["\n".join(lines[start:start + 6]) for start in range(0, len(lines), 6)]
+    corpus.write_text(english_like_text(150, seed=11) + "\n" + "\n\n".join(documents) + "\n")
     assert data_main(["train-spm", "--input", str(corpus), "--model_prefix", str(root / "spm"),
                       "--vocab_size", "300"]) == 0
     assert data_main(["build", "--input", str(corpus), "--spm_model", str(root / "spm.model"),
@@ -187,3 +192,50 @@ def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files,
             for paragraph in code_questions(80, 5)["data"]}
     assert predictions.keys() == gold.keys()
     assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.9
+
+
+def finetune_command(task, data_dir, pretrained, model_dir, *overrides):
+    arguments = ["--task", task, "--data_dir", data_dir, "--init_checkpoint",
+                 pretrained["model_dir"], "--spm_model", pretrained["spm"], "--model_dir",
+                 str(model_dir)]
+    for override in (f"data.max_seq_length={SEQ}", "train.verbose=0",
+                     "train.eval_batch_size=32", "optimizer.warmup_steps=20", *overrides):
+        arguments += ["--override", override]
+    return [sys.executable, "-m", "albert_tf.cli.finetune", *arguments]
+
+
+@pytest.mark.slow
+def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, task_files,
+                                                                    tmp_path):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    recipe = ("optimizer.learning_rate=1e-3", "train.train_steps=120",
+              "train.eval_every_steps=40", "model.classifier_dropout=0.0")
+    commands = {name: finetune_command("sst2", task_files["sst2"], pretrained, tmp_path / name,
+                                       *recipe) for name in ("straight", "killed")}
+    straight = subprocess.Popen(commands["straight"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(commands["killed"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    backup = tmp_path / "killed" / "backup" / "chief"
+    deadline = time.time() + 300
+    while (not (backup.exists() and any(backup.glob("*.index")))
+           and victim.poll() is None and time.time() < deadline):
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "killed" / "eval_results.json").exists()
+
+    resumed = subprocess.run(commands["killed"], env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming after step 40" in resumed.stdout
+    assert straight.wait(timeout=600) == 0
+    history = [json.loads(line)
+               for line in (tmp_path / "killed" / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [40, 80, 120]
+    reference = [json.loads(line)
+                 for line in (tmp_path / "straight" / "eval_history.jsonl").open()]
+    for ours, theirs in zip(history, reference):
+        assert ours["dev"]["accuracy"] == pytest.approx(theirs["dev"]["accuracy"], abs=1e-6)
+    assert not list((tmp_path / "killed" / "backup").rglob("*.index"))  # deleted at the end
