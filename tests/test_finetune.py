@@ -27,7 +27,8 @@ from data_prep.cli import main as data_main
 
 SEQ = 64
 POSITIVE, NEGATIVE = ("splendid", "wonderful"), ("dreadful", "horrible")
-SYLLABLES = ("ka", "ri", "to", "mon", "el", "sa", "vin", "dor")
+CODE_WORDS = ("amber", "bronze", "cobalt", "copper", "coral", "ivory", "jade", "olive",
+              "pearl", "ruby", "silver", "violet")
 
 
 def sentiment_rows(count, seed):
@@ -43,12 +44,12 @@ def sentiment_rows(count, seed):
 
 
 def code_questions(count, seed):
-    """SQuAD v1.1 paragraphs: "... the code is <made-up word> . ..." asked "what is the
+    """SQuAD v1.1 paragraphs: "... the code is <one to three words> . ..." asked "what is the
     code?"; contexts of 20-60 words, so many span two windows of 64."""
     rng = random.Random(seed)
     data = []
     for index in range(count):
-        code = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+        code = " ".join(rng.choice(CODE_WORDS) for _ in range(rng.randint(1, 3)))
         before = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
         after = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 20)))
         context = f"{before.capitalize()} the code is {code}. {after}."
@@ -179,19 +180,19 @@ def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
 def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
     model_dir = tmp_path / "squad"
     assert finetune("squad_v1", task_files["squad"], pretrained, model_dir,
-                    "optimizer.learning_rate=2e-3", "train.global_batch_size=32",
-                    "train.train_steps=300", "train.eval_every_steps=100",
+                    "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
+                    "train.train_steps=400", "train.eval_every_steps=100",
                     "data.doc_stride=24", "data.max_query_length=16",
                     "squad.max_answer_length=10") == 0
     results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
-    assert results["exact"] >= 90 and results["f1"] >= 90
+    assert results["exact"] >= 95 and results["f1"] >= 95
     predictions = json.loads((model_dir / "predictions" / "dev" / "predictions.json")
                              .read_text())
     gold = {paragraph["paragraphs"][0]["qas"][0]["id"]:
             paragraph["paragraphs"][0]["qas"][0]["answers"][0]["text"]
             for paragraph in code_questions(80, 5)["data"]}
     assert predictions.keys() == gold.keys()
-    assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.9
+    assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.95
 
 
 def finetune_command(task, data_dir, pretrained, model_dir, *overrides):
