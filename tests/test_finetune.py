@@ -60,6 +60,42 @@ def code_questions(count, seed):
     return {"version": "1.1", "data": data}
 
 
+def with_unanswerable(dataset, seed):
+    """SQuAD v2.0: every other paragraph loses its code sentence and its question becomes
+    unanswerable."""
+    rng = random.Random(seed)
+    for index, article in enumerate(dataset["data"]):
+        paragraph = article["paragraphs"][0]
+        if index % 2:
+            code = paragraph["qas"][0]["answers"][0]["text"]
+            paragraph["context"] = paragraph["context"].replace(f" the code is {code}.",
+                                                                f" the {rng.choice(WORDS)}.")
+            paragraph["qas"][0].update(answers=[], is_impossible=True)
+    dataset["version"] = "v2.0"
+    return dataset
+
+
+FEELINGS = ("good", "bad", "tired", "hungry")
+
+
+def feeling_questions(folder, count, seed):
+    """RACE files: a passage with one positive or negative word, asked "how does the writer
+    feel?" with the options good, bad, tired and hungry in a random order (the answer needs
+    the passage and the option together)."""
+    rng = random.Random(seed)
+    for level in ("middle", "high"):
+        os.makedirs(os.path.join(folder, level), exist_ok=True)
+    for index, (passage, label) in enumerate(sentiment_rows(count, seed)):
+        options = rng.sample(FEELINGS, 4)
+        answer = options.index("good" if label else "bad")
+        article = {"id": f"{index}.txt", "article": passage + ".",
+                   "questions": ["How does the writer feel?"], "options": [options],
+                   "answers": ["ABCD"[answer]]}
+        level = ("middle", "high")[index % 2]
+        with open(os.path.join(folder, level, f"{index}.txt"), "w") as f:
+            json.dump(article, f)
+
+
 def write_tsv(path, header, rows):
     path.write_text("\n".join(["\t".join(header)] + ["\t".join(map(str, row))
                                                      for row in rows]) + "\n")
@@ -78,7 +114,16 @@ def task_files(tmp_path_factory):
     squad.mkdir()
     (squad / "train-v1.1.json").write_text(json.dumps(code_questions(480, 4)))
     (squad / "dev-v1.1.json").write_text(json.dumps(code_questions(80, 5)))
-    return {"sst2": str(sst), "squad": str(squad)}
+    squad_v2 = root / "squad_v2"
+    squad_v2.mkdir()
+    (squad_v2 / "train-v2.0.json").write_text(json.dumps(with_unanswerable(
+        code_questions(480, 6), 7)))
+    (squad_v2 / "dev-v2.0.json").write_text(json.dumps(with_unanswerable(
+        code_questions(80, 8), 9)))
+    for split, count, seed in (("train", 400, 12), ("dev", 80, 13), ("test", 20, 14)):
+        feeling_questions(str(root / "RACE" / split), count, seed)
+    return {"sst2": str(sst), "squad": str(squad), "squad_v2": str(squad_v2),
+            "race": str(root / "RACE")}
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +134,7 @@ def pretrained(tmp_path_factory, task_files):
     lines = [sentence for sentence, _ in sentiment_rows(300, 9)]
     lines += [paragraph["paragraphs"][0]["context"]
               for paragraph in code_questions(300, 10)["data"]]
+    lines += [f"How does the writer feel? {word}." for word in FEELINGS]
     corpus = root / "corpus.txt"
     documents = ["\n".join(lines[start:start + 6]) for start in range(0, len(lines), 6)]
     corpus.write_text(english_like_text(150, seed=11) + "\n" + "\n\n".join(documents) + "\n")
@@ -193,6 +239,41 @@ def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files,
             for paragraph in code_questions(80, 5)["data"]}
     assert predictions.keys() == gold.keys()
     assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.95
+
+
+@pytest.mark.slow
+def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_path):
+    model_dir = tmp_path / "squad_v2"
+    assert finetune("squad_v2", task_files["squad_v2"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.train_steps=400",
+                    "train.eval_every_steps=200", "data.doc_stride=24",
+                    "data.max_query_length=16", "squad.max_answer_length=10") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert results["HasAns_total"] == 40 and results["NoAns_total"] == 40
+    # Unanswerable questions are recognized; answerable ones found (a tiny model at 400
+    # steps still clips some multi-word answers: F1 above exact match).
+    assert results["NoAns_exact"] >= 95 and results["HasAns_f1"] >= 85 and results["f1"] >= 90
+    assert "best_f1_threshold" in results
+    odds = json.loads((model_dir / "predictions" / "dev" / "null_odds.json").read_text())
+    predictions = json.loads((model_dir / "predictions" / "dev" / "predictions.json")
+                             .read_text())
+    assert all((predictions[key] == "") == (odds[key] > 0) for key in predictions)
+
+
+@pytest.mark.slow
+def test_multiple_choice_learns_race_format_questions(pretrained, task_files, tmp_path):
+    model_dir = tmp_path / "race"
+    assert finetune("race", task_files["race"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.global_batch_size=16",
+                    "train.train_steps=600", "train.eval_every_steps=200",
+                    "data.max_qa_length=16", "model.hidden_dropout=0.0",
+                    "model.attention_dropout=0.0") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert results["accuracy"] >= 0.9
+    assert set(results) == {"accuracy", "accuracy_middle", "accuracy_high"}
+    predictions = json.loads((model_dir / "predictions" / "race_test_predictions.json")
+                             .read_text())
+    assert len(predictions) == 20 and set(predictions.values()) <= set("ABCD")
 
 
 def finetune_command(task, data_dir, pretrained, model_dir, *overrides):

@@ -10,6 +10,7 @@ and its leaderboard files.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Sequence
 
@@ -208,9 +209,11 @@ class SquadTask(FinetuneTask):
 
     def evaluate(self, examples, features, outputs):
         predictions = self._predictions(examples, features, outputs)
+        # The answers already applied squad.null_score_threshold; the null odds only feed
+        # the official best-threshold search (best_exact, best_f1 and their thresholds).
         scores = squad_evaluation.squad_scores(
-            examples, predictions.answers,
-            predictions.null_odds if self.version_2 else None)
+            examples, predictions.answers, predictions.null_odds if self.version_2 else None,
+            no_answer_threshold=math.inf)
         return {name: float(value) for name, value in scores.items()}
 
     def write_predictions(self, split, examples, features, outputs, output_dir):
