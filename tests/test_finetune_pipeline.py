@@ -1,7 +1,6 @@
 """The pieces of a fine-tuning run below the model: the feature cache, the tf.data
 pipelines, task conversion, the run config and the CLI's errors."""
 
-import json
 import os
 
 import numpy as np
@@ -9,7 +8,6 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.cli.finetune import main as finetune_main
-from albert_tf.config import ConfigError
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.data import evaluation_dataset, training_dataset, trim_to_longest
@@ -172,3 +170,24 @@ def test_glue_and_race_conversion_pack_as_the_original(released_style_model):
     length = arrays["input_mask"][0, 2].sum()
     assert row[length - 1] == tokenizer.sep_id and list(row[length - 4:length - 1]) == option
     assert length == 12
+
+
+def test_glue_scores_follow_the_task_table():
+    """CoLA: MCC of labels 1 1 0 0 vs 1 0 0 0 is (1*2 - 0*1) / sqrt(1*2*2*3) = 0.57735;
+    STS-B: Pearson of (1 2 3) vs (1 2 4) is 3 / (sqrt(2) * sqrt(42) / 3) = 0.98198,
+    Spearman 1, mean squared error 1/3."""
+    cola = get_task(load_finetune_config(None, task="cola"))
+    logits = np.array([[0.0, 1.0], [2.0, 1.0], [3.0, 0.0], [1.0, 0.5]])
+    scores = cola.evaluate(None, {"label": np.array([1, 1, 0, 0])}, {"logits": logits})
+    assert cola.primary_metric == "matthews_correlation"
+    assert scores == pytest.approx({"matthews_correlation": 2 / np.sqrt(12), "accuracy": 0.75})
+    stsb = get_task(load_finetune_config(None, task="stsb"))
+    scores = stsb.evaluate(None, {"label": np.array([1.0, 2.0, 3.0])},
+                           {"predictions": np.array([1.0, 2.0, 4.0])})
+    assert stsb.primary_metric == "pearson"
+    assert scores == pytest.approx({"pearson": 9 / np.sqrt(84), "spearman": 1.0,
+                                    "mse": 1 / 3})
+    mrpc = get_task(load_finetune_config(None, task="mrpc"))
+    scores = mrpc.evaluate(None, {"label": np.array([1, 0, 1])},
+                           {"logits": np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])})
+    assert scores == pytest.approx({"accuracy": 1 / 3, "f1_score": 0.5})

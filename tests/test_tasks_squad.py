@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from albert_tf.tasks.examples import SquadExample, TaskDataError
-from albert_tf.tasks.squad import (answer_matches_context, convert_examples,
-                                   normalize_with_offsets, read_squad, tokenize_with_offsets)
+from albert_tf.tasks.offsets import normalize_with_offsets, tokenize_with_offsets
+from albert_tf.tasks.squad import answer_matches_context, convert_examples, read_squad
 from albert_tf.tasks.squad_postprocess import predict_answers, write_squad_predictions
 from albert_tf.tokenization import AlbertTokenizer
 from data_prep.normalize import normalize_text

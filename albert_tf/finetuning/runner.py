@@ -27,7 +27,6 @@ import os
 import shutil
 
 import numpy as np
-import tensorflow as tf
 import tf_keras
 import yaml
 

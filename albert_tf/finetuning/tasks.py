@@ -104,8 +104,7 @@ class GlueTask(FinetuneTask):
         super().__init__(name, config)
         self.spec = glue.GLUE_TASKS[name]
         self.kind = "regression" if self.spec.is_regression else "classification"
-        self.primary_metric = {"cola": "matthews_correlation",
-                               "stsb": "pearson"}.get(name, "accuracy")
+        self.primary_metric = self.spec.metrics[0]  # what picks the best checkpoint
         if name == "mnli":
             self.eval_splits = ("dev", "dev_mismatched")
             self.predict_splits = ("test", "test_mismatched", "ax")
@@ -145,18 +144,17 @@ class GlueTask(FinetuneTask):
         return np.argmax(outputs["logits"], -1)
 
     def evaluate(self, examples, features, outputs):
-        predicted = self._predicted(outputs)
-        labels = features["label"]
-        if self.spec.is_regression:
-            return {"pearson": metrics.pearson(labels, predicted),
-                    "spearman": metrics.spearman(labels, predicted),
-                    "mse": float(np.mean((labels - predicted) ** 2))}
-        result = {"accuracy": metrics.accuracy(labels, predicted)}
-        if self.name == "cola":
-            result["matthews_correlation"] = metrics.matthews_correlation(labels, predicted)
-        if self.name in ("mrpc", "qqp"):
-            result["f1"] = metrics.f1_score(labels, predicted)
-        return result
+        """The task's leaderboard metrics (`GlueTask.metrics`), plus accuracy for the
+        classification tasks and the mean squared error for STS-B."""
+        predicted, labels = self._predicted(outputs), features["label"]
+        extra = ("mse",) if self.spec.is_regression else ("accuracy",)
+        scores = {}
+        for name in dict.fromkeys(self.spec.metrics + extra):
+            if name == "mse":
+                scores[name] = float(np.mean((labels - predicted) ** 2))
+            else:
+                scores[name] = getattr(metrics, name)(labels, predicted)
+        return scores
 
     def write_predictions(self, split, examples, features, outputs, output_dir):
         return [glue.write_glue_predictions(self.spec, split, examples,

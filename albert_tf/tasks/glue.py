@@ -1,5 +1,6 @@
-"""The GLUE benchmark's files: each task's TSV layout as data (`GLUE_TASKS`), a reader
-(`read_glue`) and the leaderboard prediction writer (`write_glue_predictions`). No TensorFlow.
+"""The GLUE benchmark's files: a reader (`read_glue`) and the leaderboard prediction writer
+(`write_glue_predictions`), driven by each task's TSV layout (`glue_tasks.GLUE_TASKS`).
+No TensorFlow.
 
 Example:
 
@@ -10,211 +11,22 @@ Example:
 from __future__ import annotations
 
 import csv
-import dataclasses
 import logging
 import math
 import operator
 import os
-import types
-import uuid
-from typing import Iterator, Mapping, Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 from albert_tf.tasks.examples import TaskDataError, TextExample
-
-def _frozen(mapping: dict) -> Mapping:
-    """A read-only view, so that the shared task table cannot be changed by accident."""
-    return types.MappingProxyType(mapping)
-
-
-# Label column value meaning "the last column of the row": MNLI's train file has one
-# annotator label before the gold label, its dev files five, so only "last" names it in both.
-LAST_COLUMN = -1
+from albert_tf.tasks.glue_tasks import (GLUE_TASKS, LAST_COLUMN, ColumnLayout, GlueTask, TaskLike,
+                                        get_glue_task)
+from data_prep.files import atomic_write_bytes
 
 # GLUE texts contain unbalanced quotes (so quoting is off) and some are long.
 _LARGEST_FIELD = 2**31 - 1
 
-
-@dataclasses.dataclass(frozen=True)
-class ColumnLayout:
-    """Where one kind of GLUE file keeps each field, as 0-based tab-separated columns.
-
-    Args:
-        text_a: column of the first (or only) text.
-        text_b: column of the second text of a pair task, or None.
-        label: column of the label, `LAST_COLUMN` for whichever column comes last, or None
-            (test files).
-        index: column of the file's own example id (test files), or None.
-        has_header: whether line 1 names the columns instead of holding an example.
-        num_columns: the exact column count of a well-formed row when the format fixes it,
-            or None to require only enough columns for the fields above.
-    """
-
-    text_a: int
-    text_b: Optional[int] = None
-    label: Optional[int] = None
-    index: Optional[int] = None
-    has_header: bool = True
-    num_columns: Optional[int] = None
-
-    def fields(self) -> dict[str, int]:
-        """The used fields and their columns, e.g. `{"text_a": 3, "label": 1}`."""
-        named = {"index": self.index, "text_a": self.text_a, "text_b": self.text_b,
-                 "label": self.label}
-        return {name: column for name, column in named.items() if column is not None}
-
-    def min_columns(self) -> int:
-        """How many columns a row needs at least to hold every used field."""
-        fixed = [column for column in self.fields().values() if column != LAST_COLUMN]
-        needed = max(fixed) + 1
-        return needed + 1 if self.label == LAST_COLUMN else needed
-
-    def describe(self) -> str:
-        """The fields in words with 1-based column numbers, for error messages."""
-        return ", ".join(f"{name} in the last column" if column == LAST_COLUMN
-                         else f"{name} in column {column + 1}"
-                         for name, column in self.fields().items())
-
-
-@dataclasses.dataclass(frozen=True)
-class GlueTask:
-    """One GLUE task: where its files are, what their columns hold and how it is scored.
-
-    Args:
-        name: our lower-case name (`cola`, `sst2`, ...), the key in `GLUE_TASKS`.
-        folder: the folder of the GLUE download that holds the task (`CoLA`, `SST-2`, ...).
-        labels: the label strings in a fixed order (a label's position is its class id);
-            empty for the regression task STS-B.
-        labelled_layout: the columns of the train and dev files.
-        test_layout: the columns of the unlabelled test files.
-        metrics: names of the scores the leaderboard reports, as in `albert_tf.tasks.metrics`.
-        submission_files: split -> the file name the leaderboard expects for its predictions.
-        split_files: split -> file names relative to the task folder, tried in order.
-        test_splits: the splits without labels.
-        split_layouts: split -> layout, for a split whose columns differ from the rest of
-            its kind (MNLI's diagnostic set `ax`).
-        is_regression: whether the label is a number (STS-B's similarity in [0, 5]).
-        skip_malformed_rows: skip (and count) labelled rows with the wrong number of
-            columns instead of failing; only for QQP, whose train file has a few broken rows.
-            Test files are never skipped from: the leaderboard wants every row.
-    """
-
-    name: str
-    folder: str
-    labels: tuple[str, ...]
-    labelled_layout: ColumnLayout
-    test_layout: ColumnLayout
-    metrics: tuple[str, ...]
-    submission_files: Mapping[str, str]
-    split_files: Mapping[str, tuple[str, ...]] = dataclasses.field(
-        default_factory=lambda: _frozen(
-            {"train": ("train.tsv",), "dev": ("dev.tsv",), "test": ("test.tsv",)}))
-    test_splits: tuple[str, ...] = ("test",)
-    split_layouts: Mapping[str, ColumnLayout] = dataclasses.field(
-        default_factory=lambda: _frozen({}))
-    is_regression: bool = False
-    skip_malformed_rows: bool = False
-
-    @property
-    def splits(self) -> tuple[str, ...]:
-        """Every split of the task, labelled ones first."""
-        return tuple(self.split_files)
-
-    def is_test(self, split: str) -> bool:
-        """Whether `split` is unlabelled (a leaderboard split)."""
-        return split in self.test_splits
-
-    def layout(self, split: str) -> ColumnLayout:
-        """The column layout of `split`'s file."""
-        if split in self.split_layouts:
-            return self.split_layouts[split]
-        return self.test_layout if self.is_test(split) else self.labelled_layout
-
-
-_BINARY = ("0", "1")
-_NLI = ("entailment", "not_entailment")
-# A pair file whose test set is `index sentence1 sentence2` (QNLI, RTE, WNLI, MNLI's ax).
-_INDEXED_PAIR_TEST = ColumnLayout(index=0, text_a=1, text_b=2)
-_INDEXED_SENTENCE_TEST = ColumnLayout(index=0, text_a=1)
-
-GLUE_TASKS: dict[str, GlueTask] = {task.name: task for task in (
-    GlueTask("cola", "CoLA", _BINARY,
-             labelled_layout=ColumnLayout(text_a=3, label=1, has_header=False),
-             test_layout=_INDEXED_SENTENCE_TEST,
-             metrics=("matthews_correlation",),
-             submission_files=_frozen({"test": "CoLA.tsv"})),
-    GlueTask("sst2", "SST-2", _BINARY,
-             labelled_layout=ColumnLayout(text_a=0, label=1),
-             test_layout=_INDEXED_SENTENCE_TEST,
-             metrics=("accuracy",),
-             submission_files=_frozen({"test": "SST-2.tsv"})),
-    GlueTask("mrpc", "MRPC", _BINARY,
-             labelled_layout=ColumnLayout(label=0, text_a=3, text_b=4),
-             test_layout=ColumnLayout(index=0, text_a=3, text_b=4),
-             metrics=("accuracy", "f1_score"),
-             submission_files=_frozen({"test": "MRPC.tsv"})),
-    GlueTask("stsb", "STS-B", (),
-             labelled_layout=ColumnLayout(text_a=7, text_b=8, label=9),
-             test_layout=ColumnLayout(index=0, text_a=7, text_b=8),
-             metrics=("pearson", "spearman"),
-             submission_files=_frozen({"test": "STS-B.tsv"}),
-             is_regression=True),
-    GlueTask("qqp", "QQP", _BINARY,
-             labelled_layout=ColumnLayout(text_a=3, text_b=4, label=5, num_columns=6),
-             test_layout=ColumnLayout(index=0, text_a=1, text_b=2, num_columns=3),
-             metrics=("accuracy", "f1_score"),
-             submission_files=_frozen({"test": "QQP.tsv"}),
-             skip_malformed_rows=True),
-    GlueTask("mnli", "MNLI", ("contradiction", "entailment", "neutral"),
-             labelled_layout=ColumnLayout(text_a=8, text_b=9, label=LAST_COLUMN),
-             test_layout=ColumnLayout(index=0, text_a=8, text_b=9),
-             metrics=("accuracy",),
-             submission_files=_frozen({"test": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv",
-                                       "ax": "AX.tsv"}),
-             split_files=_frozen({
-                 "train": ("train.tsv",), "dev": ("dev_matched.tsv",),
-                 "dev_mismatched": ("dev_mismatched.tsv",), "test": ("test_matched.tsv",),
-                 "test_mismatched": ("test_mismatched.tsv",),
-                 # The diagnostic set ships in its own folder beside MNLI's.
-                 "ax": ("AX.tsv", os.path.join("..", "diagnostic", "diagnostic.tsv"))}),
-             test_splits=("test", "test_mismatched", "ax"),
-             split_layouts=_frozen({"ax": _INDEXED_PAIR_TEST})),
-    GlueTask("qnli", "QNLI", _NLI,
-             labelled_layout=ColumnLayout(text_a=1, text_b=2, label=3),
-             test_layout=_INDEXED_PAIR_TEST,
-             metrics=("accuracy",),
-             submission_files=_frozen({"test": "QNLI.tsv"})),
-    GlueTask("rte", "RTE", _NLI,
-             labelled_layout=ColumnLayout(text_a=1, text_b=2, label=3),
-             test_layout=_INDEXED_PAIR_TEST,
-             metrics=("accuracy",),
-             submission_files=_frozen({"test": "RTE.tsv"})),
-    GlueTask("wnli", "WNLI", _BINARY,
-             labelled_layout=ColumnLayout(text_a=1, text_b=2, label=3),
-             test_layout=_INDEXED_PAIR_TEST,
-             metrics=("accuracy",),
-             submission_files=_frozen({"test": "WNLI.tsv"})),
-)}
-
-TaskLike = Union[str, GlueTask]
-
-
-def get_glue_task(task: TaskLike) -> GlueTask:
-    """The `GlueTask` named `task`: our name or the GLUE folder name, any case (`SST-2`).
-
-    Args:
-        task: a task name or a `GlueTask` (returned as is).
-
-    Raises:
-        TaskDataError: the name is not a GLUE task; the message lists the known ones.
-    """
-    if isinstance(task, GlueTask):
-        return task
-    key = task.lower().replace("-", "")
-    if key not in GLUE_TASKS:
-        raise TaskDataError(
-            f"unknown GLUE task {task!r}; known tasks: {', '.join(GLUE_TASKS)}")
-    return GLUE_TASKS[key]
-
+__all__ = ["GLUE_TASKS", "LAST_COLUMN", "ColumnLayout", "GlueTask", "available_splits",
+           "find_split_file", "get_glue_task", "read_glue", "write_glue_predictions"]
 
 def find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
     """The first existing file of `split`, looked for in `data_dir` itself and then in its
@@ -356,31 +168,6 @@ def read_glue(task: TaskLike, data_dir: str, split: str) -> list[TextExample]:
     return examples
 
 
-def write_text_atomically(path: str, text: str) -> str:
-    """Write `text` (UTF-8, `\\n` line ends) to `path` so that readers never see a partial
-    file: a temporary file beside it, then a rename over it.
-
-    Args:
-        path: the file to create or replace; its folder is created if missing.
-        text: the whole content.
-
-    Returns:
-        `path`.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temporary, "x", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-    return path
-
-
 def _prediction_text(task: GlueTask, prediction, position: int) -> str:
     """One prediction as the leaderboard wants it: a label string, or a score in [0, 5]."""
     if task.is_regression:
@@ -433,4 +220,5 @@ def write_glue_predictions(task: TaskLike, split: str, examples: Sequence[TextEx
     for position, (example, prediction) in enumerate(zip(examples, predictions)):
         lines.append(f"{example.guid}\t{_prediction_text(glue_task, prediction, position)}")
     path = os.path.join(output_dir, glue_task.submission_files[split])
-    return write_text_atomically(path, "\n".join(lines) + "\n")
+    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    return path

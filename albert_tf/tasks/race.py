@@ -19,7 +19,7 @@ import os
 from typing import Any, Sequence
 
 from albert_tf.tasks.examples import MultipleChoiceExample, TaskDataError
-from albert_tf.tasks.glue import write_text_atomically
+from data_prep.files import atomic_write_bytes
 
 ANSWER_LETTERS = "ABCD"
 NUM_OPTIONS = len(ANSWER_LETTERS)
@@ -215,4 +215,5 @@ def write_race_predictions(examples: Sequence[MultipleChoiceExample],
         if example.guid in answers:
             raise ValueError(f"guid {example.guid!r} appears twice")
         answers[example.guid] = ANSWER_LETTERS[option]
-    return write_text_atomically(path, json.dumps(answers, indent=2) + "\n")
+    atomic_write_bytes(path, (json.dumps(answers, indent=2) + "\n").encode("utf-8"))
+    return path
