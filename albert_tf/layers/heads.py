@@ -14,6 +14,7 @@ import tf_keras
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.common import build_sublayer, float32_layer_norm, truncated_normal
+from albert_tf.layers.task_heads import ClassificationHead
 
 
 def gather_positions(sequence: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
@@ -81,8 +82,9 @@ class MaskedLMHead(tf_keras.layers.Layer):
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
-class SentenceHead(tf_keras.layers.Layer):
-    """Two-way classifier on the pooled output (SOP or NSP).
+class SentenceHead(ClassificationHead):
+    """Two-way classifier on the pooled output (SOP or NSP): a `ClassificationHead` of 2
+    outputs without dropout, as in the original pretraining.
 
     Args:
         initializer_range: float, stddev of the truncated-normal initializer.
@@ -95,19 +97,9 @@ class SentenceHead(tf_keras.layers.Layer):
     """
 
     def __init__(self, initializer_range: float = 0.02, **kwargs):
-        super().__init__(**kwargs)
-        self.initializer_range = initializer_range
-        self.dense = tf_keras.layers.Dense(
-            2, kernel_initializer=truncated_normal(initializer_range), name="dense")
-
-    def build(self, input_shape):
-        build_sublayer(self.dense, (None, input_shape[-1]))
-        super().build(input_shape)
-
-    def call(self, pooled):
-        return tf.cast(self.dense(pooled), tf.float32)
+        super().__init__(2, 0.0, initializer_range, **kwargs)
 
     def get_config(self):
         config = super().get_config()
-        config.update(initializer_range=self.initializer_range)
+        del config["num_outputs"], config["dropout_rate"]
         return config
