@@ -20,6 +20,8 @@ from data_helpers import WORDS, english_like_text
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.export import load_saved_model
+from albert_tf.finetuning.config import load_finetune_config
+from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import load_finetuned
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.config import pretrain_config_from_mapping
@@ -334,3 +336,17 @@ def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, 
     for ours, theirs in zip(history, reference):
         assert ours["dev"]["accuracy"] == pytest.approx(theirs["dev"]["accuracy"], abs=1e-6)
     assert not list((tmp_path / "killed" / "backup").rglob("*.index"))  # deleted at the end
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_run_can_start_another(sst2_run, tmp_path):
+    """Intermediate-task transfer (e.g. RTE from MNLI): the encoder comes from the run's best
+    checkpoint, its tokenizer and casing with it."""
+    config = load_finetune_config(None, [f"model.init_checkpoint={sst2_run}",
+                                         "data.max_seq_length=32"], task="rte")
+    pretrained = load_pretrained_encoder(config)
+    run = load_finetuned(str(sst2_run))
+    assert pretrained.spm_model == run.config.model.spm_model
+    for ours, theirs in zip(pretrained.weights, run.model.encoder.get_weights()):
+        np.testing.assert_array_equal(ours, theirs)
+    assert "sst2" in pretrained.source

@@ -1,7 +1,8 @@
 """The pretrained encoder a fine-tuning run starts from, with its config and tokenizer.
 
 Any checkpoint `albert-convert` reads can start a run: our model folders (pretraining runs or
-converted ones), the original TF1 releases, transformers folders and Model Garden encoders.
+converted ones), the original TF1 releases, transformers folders and Model Garden encoders;
+so can another fine-tuning run's folder (its best checkpoint, or one `best/ckpt-N`).
 Only the encoder's weights are taken; the task head starts fresh, as in the original.
 """
 
@@ -45,10 +46,16 @@ def _split_checkpoint(path: str) -> tuple[str, str | None]:
 def _load(model: ModelSection):
     from albert_tf.checkpoints.convert import load_model, read_model_config
     from albert_tf.checkpoints.native import conversion_facts
+    from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     config = read_model_config(model.config) if model.config else None
     if model.init_format == "ours":
         folder, checkpoint = _split_checkpoint(model.init_checkpoint)
+        if is_finetune_run(folder):  # e.g. RTE from an MNLI run, as the paper's GLUE runs did
+            run = load_finetuned(folder, checkpoint)
+            return (run.model.encoder.config, run.model.encoder.get_weights(),
+                    run.config.model.spm_model, run.config.model.lower_case,
+                    f"albert-finetune run {folder} ({run.config.task}, step {run.step})")
         loaded = load_model("ours", folder, config, checkpoint=checkpoint)
         lower_case = conversion_facts(folder).get("lower_case", model.lower_case)
     else:
