@@ -350,3 +350,25 @@ def test_a_fine_tuned_run_can_start_another(sst2_run, tmp_path):
     for ours, theirs in zip(pretrained.weights, run.model.encoder.get_weights()):
         np.testing.assert_array_equal(ours, theirs)
     assert "sst2" in pretrained.source
+
+
+@pytest.mark.slow
+def test_fine_tuning_runs_under_a_two_replica_strategy(pretrained, task_files, tmp_path,
+                                                       two_cpu_strategy, monkeypatch):
+    """model.fit, the per-replica input pipeline and the dev predictions under
+    MirroredStrategy over two logical CPUs (the shared strategy of conftest)."""
+    from albert_tf.finetuning import runner
+
+    monkeypatch.setattr(runner, "create_strategy", lambda config: two_cpu_strategy)
+    config = load_finetune_config(None, [
+        f"data.data_dir={task_files['sst2']}", f"data.max_seq_length={SEQ}",
+        f"model.init_checkpoint={pretrained['model_dir']}",
+        f"model.spm_model={pretrained['spm']}", f"train.model_dir={tmp_path / 'run'}",
+        "train.global_batch_size=32", "train.eval_batch_size=32", "train.train_steps=60",
+        "train.eval_every_steps=30", "train.verbose=0", "optimizer.learning_rate=1e-3",
+        "optimizer.warmup_steps=10"], task="sst2")
+    result = runner.run_finetuning(config)
+    assert result.best_step in (30, 60)
+    assert result.dev_metrics["dev"]["accuracy"] >= 0.9
+    lines = (tmp_path / "run" / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert len(lines) == 31

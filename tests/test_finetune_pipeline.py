@@ -191,3 +191,10 @@ def test_glue_scores_follow_the_task_table():
     scores = mrpc.evaluate(None, {"label": np.array([1, 0, 1])},
                            {"logits": np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])})
     assert scores == pytest.approx({"accuracy": 1 / 3, "f1_score": 0.5})
+
+
+def test_an_optimizer_section_keeps_the_fine_tuning_defaults():
+    """Setting one optimizer field must not fall back to the pretraining LAMB recipe."""
+    config = load_finetune_config(None, ["optimizer.learning_rate=1e-3"], task="sst2")
+    assert (config.optimizer.type, config.optimizer.learning_rate,
+            config.optimizer.warmup_steps) == ("adamw", 1e-3, 100)

@@ -130,3 +130,21 @@ def test_a_two_replica_step_equals_a_single_device_step(tiny_config, two_cpu_str
     mirrored = one_step(two_cpu_strategy)
     for a, b in zip(single, mirrored):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_task_models_train_under_mixed_precision(tiny_config, policy):
+    features = batch(tiny_config, seed=9)
+    features["start_position"] = np.array([1, 2, 3, 4], np.int32)
+    features["end_position"] = np.array([2, 2, 5, 6], np.int32)
+    with precision_policy(policy):
+        model = AlbertSpanLabeler(tiny_config)
+        model.compile(optimizer=tf_keras.optimizers.SGD(0.1))
+    history = model.fit(tf.data.Dataset.from_tensors(features).repeat(), epochs=1,
+                        steps_per_epoch=2, verbose=0).history
+    assert np.isfinite(history["loss"]).all()
+    outputs = model(features, training=False)
+    assert outputs["start_logits"].dtype == tf.float32
+    assert model.encoder.compute_dtype == policy.removeprefix("mixed_")
+    if policy == "mixed_float16":  # compile wraps the optimizer to scale the loss
+        assert isinstance(model.optimizer, tf_keras.mixed_precision.LossScaleOptimizer)

@@ -169,15 +169,25 @@ class SquadConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class FinetuneOptimizerConfig(OptimizerConfig):
+    """`OptimizerConfig` with fine-tuning defaults: AdamW (the original's
+    `AdamWeightDecay`), so a YAML that sets only the learning rate does not get the
+    pretraining LAMB and its 3,125 warm-up steps."""
+
+    type: str = "adamw"
+    learning_rate: float = 2e-5
+    warmup_steps: int = 100
+
+
+@dataclasses.dataclass(frozen=True)
 class FinetuneConfig:
     """Everything one fine-tuning run needs."""
 
     task: str = ""
     model: ModelSection = dataclasses.field(default_factory=ModelSection)
     data: TaskDataConfig = dataclasses.field(default_factory=TaskDataConfig)
-    optimizer: OptimizerConfig = dataclasses.field(
-        default_factory=lambda: OptimizerConfig(type="adamw", learning_rate=2e-5,
-                                                warmup_steps=100))
+    optimizer: FinetuneOptimizerConfig = dataclasses.field(
+        default_factory=FinetuneOptimizerConfig)
     train: FinetuneTrainConfig = dataclasses.field(default_factory=FinetuneTrainConfig)
     squad: SquadConfig = dataclasses.field(default_factory=SquadConfig)
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
