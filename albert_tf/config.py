@@ -279,6 +279,18 @@ def _deep_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, Mapping) else v for k, v in mapping.items()}
 
 
+def plain_dict(instance) -> dict[str, Any]:
+    """A (nested) dataclass as a dict of plain values, tuples as lists, so it dumps as YAML."""
+    def plain(value):
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        return value
+
+    return plain(dataclasses.asdict(instance))
+
+
 def dataclass_from_mapping(cls, mapping: Mapping[str, Any], source: str | None = None):
     """Builds dataclass `cls` from a mapping; nested dataclass fields take nested mappings.
 

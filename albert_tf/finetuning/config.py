@@ -20,7 +20,8 @@ import dataclasses
 import os
 from typing import Any, Sequence
 
-from albert_tf.config import ConfigError, apply_overrides, dataclass_from_mapping, load_yaml_mapping
+from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
+                              load_yaml_mapping, plain_dict)
 from albert_tf.distribute import DistributionConfig
 from albert_tf.optimization import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
@@ -201,9 +202,7 @@ class FinetuneConfig:
                self.optimizer.warmup_steps)
 
     def to_dict(self) -> dict[str, Any]:
-        from albert_tf.training.config import _plain
-
-        return _plain(dataclasses.asdict(self))
+        return plain_dict(self)
 
 
 def load_finetune_config(path: str | os.PathLike | None, overrides: Sequence[str] = (),

@@ -22,7 +22,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from albert_tf.config import (AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
-                              load_yaml_mapping)
+                              load_yaml_mapping, plain_dict)
 from albert_tf.distribute import DistributionConfig
 from albert_tf.models.pretrainer import SENTENCE_OBJECTIVES
 from albert_tf.optimization import OptimizerConfig
@@ -152,16 +152,7 @@ class PretrainConfig:
                               f" must be below train.train_steps ({self.train.train_steps})")
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(dataclasses.asdict(self))
-
-
-def _plain(value):
-    """asdict output with tuples as lists, so it dumps as plain YAML."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
+        return plain_dict(self)
 
 
 def _resolve_model_section(mapping: dict[str, Any], source: str) -> dict[str, Any]:
