@@ -372,3 +372,26 @@ def test_fine_tuning_runs_under_a_two_replica_strategy(pretrained, task_files, t
     assert result.dev_metrics["dev"]["accuracy"] >= 0.9
     lines = (tmp_path / "run" / "predictions" / "SST-2.tsv").read_text().splitlines()
     assert len(lines) == 31
+
+
+@pytest.mark.slow
+def test_released_format_checkpoints_start_a_run_with_the_same_encoder(pretrained, tmp_path):
+    """--from original (the TF1 release layout) and --from huggingface give the encoder
+    weights our own folder gives."""
+    from albert_tf.cli.convert import main as convert_main
+
+    reference = load_pretrained_encoder(load_finetune_config(None, [
+        f"model.init_checkpoint={pretrained['model_dir']}",
+        f"model.spm_model={pretrained['spm']}", "data.max_seq_length=32"], task="rte"))
+    for target in ("original", "huggingface"):
+        output = tmp_path / target
+        assert convert_main(["--from", "ours", "--input", pretrained["model_dir"], "--to",
+                             target, "--output", str(output), "--spm_model",
+                             pretrained["spm"]]) == 0
+        loaded = load_pretrained_encoder(load_finetune_config(None, [
+            f"model.init_checkpoint={output}", f"model.init_format={target}",
+            "data.max_seq_length=32"], task="rte"))
+        assert loaded.config.hidden_size == reference.config.hidden_size
+        assert loaded.spm_model and os.path.exists(loaded.spm_model)
+        for ours, theirs in zip(reference.weights, loaded.weights):
+            np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)

@@ -95,19 +95,25 @@ class SplitPreparer:
                                                    convert))
 
 
+def trim_multiple(config: FinetuneConfig) -> int | None:
+    """What batches are cut to a multiple of (None: full `max_seq_length`, for TPUs)."""
+    return None if config.data.static_shapes else config.data.pad_to_multiple_of
+
+
 def predict(model, task: FinetuneTask, features: CachedFeatures,
-            batch_size: int) -> dict[str, np.ndarray]:
+            config: FinetuneConfig) -> dict[str, np.ndarray]:
     """The model's task outputs for every row of `features`, in order."""
-    trim = None if not task.trims_eval_batches else 16
-    dataset = task_data.evaluation_dataset(features, task.model_features, batch_size, trim)
+    trim = trim_multiple(config) if task.trims_eval_batches else None
+    dataset = task_data.evaluation_dataset(features, task.model_features,
+                                           config.train.eval_batch_size, trim)
     outputs = model.predict(dataset, verbose=0)
     return {name: np.asarray(value)[:features.count] for name, value in outputs.items()}
 
 
 def evaluate_split(model, task: FinetuneTask, split: SplitData,
-                   batch_size: int) -> dict[str, float]:
+                   config: FinetuneConfig) -> dict[str, float]:
     arrays = split.features.arrays()
-    outputs = predict(model, task, split.features, batch_size)
+    outputs = predict(model, task, split.features, config)
     return {name: float(value)
             for name, value in task.evaluate(split.examples, arrays, outputs).items()}
 
@@ -141,7 +147,7 @@ def _write_run_files(config: FinetuneConfig, pretrained) -> FinetuneConfig:
 
 
 def _training_data(strategy, config: FinetuneConfig, task, features, start_step: int):
-    trim = None if config.data.static_shapes else config.data.pad_to_multiple_of
+    trim = trim_multiple(config)
 
     def dataset_fn(context):
         per_replica = context.get_per_replica_batch_size(config.train.global_batch_size)
@@ -190,8 +196,8 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
         return _finish(config, task, model, prepare, dev)
 
 
-def _dev_scores(model, task, dev, batch_size) -> dict[str, dict[str, float]]:
-    return {split: evaluate_split(model, task, data, batch_size) for split, data in dev.items()}
+def _dev_scores(model, task, dev, config) -> dict[str, dict[str, float]]:
+    return {split: evaluate_split(model, task, data, config) for split, data in dev.items()}
 
 
 def _fit(config, strategy, task, model, train, dev) -> None:
@@ -204,7 +210,7 @@ def _fit(config, strategy, task, model, train, dev) -> None:
     # The evaluation runs before the backup at an epoch's end, so a resumed run never skips
     # an evaluation (a crash between the two repeats it).
     callbacks = [
-        DevEvaluation(lambda: _dev_scores(model, task, dev, config.train.eval_batch_size),
+        DevEvaluation(lambda: _dev_scores(model, task, dev, config),
                       model_dir, task.primary_metric, log_dir),
         tf_keras.callbacks.BackupAndRestore(backup_dir),
         StopAtStep(config.train.train_steps),
@@ -224,13 +230,11 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
     if best is None:
         raise ConfigError(f"{model_dir}: no dev evaluation was recorded")
     weights_checkpoint(model).read(os.path.join(model_dir, best["checkpoint"])).assert_consumed()
-    batch_size = config.train.eval_batch_size
     output_dir = os.path.join(model_dir, "predictions")
     os.makedirs(output_dir, exist_ok=True)
     written, scores = [], {}
     for split, data in dev.items():
-        arrays, outputs = data.features.arrays(), predict(model, task, data.features,
-                                                          batch_size)
+        arrays, outputs = data.features.arrays(), predict(model, task, data.features, config)
         scores[split] = {name: float(value) for name, value in
                          task.evaluate(data.examples, arrays, outputs).items()}
         if task.writes_dev_predictions:
@@ -241,7 +245,7 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
             continue
         data = prepare(split)
         written += task.write_predictions(split, data.examples, data.features.arrays(),
-                                          predict(model, task, data.features, batch_size),
+                                          predict(model, task, data.features, config),
                                           output_dir)
     result = FinetuneResult(best["step"], os.path.join(model_dir, best["checkpoint"]), scores,
                             written)
