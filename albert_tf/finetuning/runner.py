@@ -20,6 +20,7 @@ position and the best score so far) and leaves a finished one as it is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -69,6 +70,12 @@ class SplitData:
     examples: list | None
     features: CachedFeatures
 
+    @functools.cached_property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every feature as numpy, read once (evaluation reads the labels and, for SQuAD,
+        the token offsets at every evaluation)."""
+        return self.features.arrays()
+
 
 class SplitPreparer:
     """Reads and converts a task's splits through the feature cache."""
@@ -110,12 +117,12 @@ def predict(model, task: FinetuneTask, features: CachedFeatures,
     return {name: np.asarray(value)[:features.count] for name, value in outputs.items()}
 
 
-def evaluate_split(model, task: FinetuneTask, split: SplitData,
-                   config: FinetuneConfig) -> dict[str, float]:
-    arrays = split.features.arrays()
+def evaluate_split(model, task: FinetuneTask, split: SplitData, config: FinetuneConfig
+                   ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """(the task's scores, the model's outputs) on one labelled split."""
     outputs = predict(model, task, split.features, config)
-    return {name: float(value)
-            for name, value in task.evaluate(split.examples, arrays, outputs).items()}
+    scores = task.evaluate(split.examples, split.arrays, outputs)
+    return {name: float(value) for name, value in scores.items()}, outputs
 
 
 def build_task_model(task: FinetuneTask, pretrained, features: CachedFeatures):
@@ -197,7 +204,7 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
 
 
 def _dev_scores(model, task, dev, config) -> dict[str, dict[str, float]]:
-    return {split: evaluate_split(model, task, data, config) for split, data in dev.items()}
+    return {split: evaluate_split(model, task, data, config)[0] for split, data in dev.items()}
 
 
 def _fit(config, strategy, task, model, train, dev) -> None:
@@ -234,17 +241,15 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
     os.makedirs(output_dir, exist_ok=True)
     written, scores = [], {}
     for split, data in dev.items():
-        arrays, outputs = data.features.arrays(), predict(model, task, data.features, config)
-        scores[split] = {name: float(value) for name, value in
-                         task.evaluate(data.examples, arrays, outputs).items()}
+        scores[split], outputs = evaluate_split(model, task, data, config)
         if task.writes_dev_predictions:
-            written += task.write_predictions(split, data.examples, arrays, outputs,
+            written += task.write_predictions(split, data.examples, data.arrays, outputs,
                                               output_dir)
     for split in task.predict_splits:
         if not task.has_split(split):
             continue
         data = prepare(split)
-        written += task.write_predictions(split, data.examples, data.features.arrays(),
+        written += task.write_predictions(split, data.examples, data.arrays,
                                           predict(model, task, data.features, config),
                                           output_dir)
     result = FinetuneResult(best["step"], os.path.join(model_dir, best["checkpoint"]), scores,
