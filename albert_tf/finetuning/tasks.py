@@ -10,6 +10,7 @@ and its leaderboard files.
 
 from __future__ import annotations
 
+import abc
 import math
 import os
 from typing import Any, Sequence
@@ -43,7 +44,7 @@ def pack_pairs(tokenizer: AlbertTokenizer, first: Sequence[Sequence[int]],
     return arrays
 
 
-class FinetuneTask:
+class FinetuneTask(abc.ABC):
     """The contract the runner uses; see the subclasses."""
 
     kind = ""
@@ -65,26 +66,34 @@ class FinetuneTask:
     def has_split(self, split: str) -> bool:
         return all(os.path.exists(path) for path in self.source_files(split))
 
+    @abc.abstractmethod
     def source_files(self, split: str) -> list[str]:
-        raise NotImplementedError
+        """The files (or folders) `split` is read from; their bytes key the feature cache."""
 
+    @abc.abstractmethod
     def read(self, split: str) -> list:
-        raise NotImplementedError
+        """The split's examples (`albert_tf.tasks.examples` records)."""
 
+    @abc.abstractmethod
     def convert(self, examples: list, tokenizer: AlbertTokenizer,
                 is_training: bool) -> dict[str, np.ndarray]:
-        raise NotImplementedError
+        """Model features for `examples`: equally long numpy arrays, one row per example
+        (per window for SQuAD), the encoder inputs padded to `max_seq_length`."""
 
+    @abc.abstractmethod
     def build_model(self, model_config):
-        raise NotImplementedError
+        """The task model on an encoder of `model_config`."""
 
+    @abc.abstractmethod
     def evaluate(self, examples: list, features: dict[str, np.ndarray],
                  outputs: dict[str, np.ndarray]) -> dict[str, float]:
-        raise NotImplementedError
+        """The task's dev metrics from the model outputs on `features` (the one
+        `primary_metric` names picks the best checkpoint)."""
 
+    @abc.abstractmethod
     def write_predictions(self, split: str, examples: list, features: dict[str, np.ndarray],
                           outputs: dict[str, np.ndarray], output_dir: str) -> list[str]:
-        raise NotImplementedError
+        """Writes the split's prediction files into `output_dir`; returns their paths."""
 
     @property
     def model_features(self) -> tuple[str, ...]:
