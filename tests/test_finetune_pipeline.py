@@ -198,3 +198,16 @@ def test_an_optimizer_section_keeps_the_fine_tuning_defaults():
     config = load_finetune_config(None, ["optimizer.learning_rate=1e-3"], task="sst2")
     assert (config.optimizer.type, config.optimizer.learning_rate,
             config.optimizer.warmup_steps) == ("adamw", 1e-3, 100)
+
+
+def test_static_shapes_keep_full_length_batches(tmp_path):
+    """TPUs need one shape: with data.static_shapes the batches are never cut."""
+    from albert_tf.finetuning.runner import trim_multiple
+
+    static = load_finetune_config(None, ["data.static_shapes=true"], task="rte")
+    assert trim_multiple(static) is None
+    assert trim_multiple(load_finetune_config(None, task="rte")) == 16
+    cached = feature_cache.write_features(str(tmp_path / "f.tfrecord"), rows(8, seq=64))
+    batch = next(iter(training_dataset(cached, ["input_mask", "label"], 4, 10, 0,
+                                       trim_multiple(static))))
+    assert batch["input_mask"].shape == (4, 64)
