@@ -36,6 +36,15 @@ CONVERSION_FILE = "conversion.json"
 _HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
 
 
+def split_checkpoint_path(path: str) -> tuple[str, str | None]:
+    """(model folder, checkpoint or None): a folder names itself; one of its checkpoints
+    (`<folder>/checkpoints/ckpt-N`, or a fine-tuning run's `<folder>/best/ckpt-N`) names the
+    folder two levels up."""
+    if os.path.isdir(path):
+        return path, None
+    return os.path.dirname(os.path.dirname(os.path.abspath(path))), path
+
+
 def load_run_config(model_dir: str) -> PretrainConfig:
     """The configuration stored in model folder `model_dir`."""
     path = os.path.join(model_dir, CONFIG_FILE)

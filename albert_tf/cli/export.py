@@ -63,11 +63,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _source(args):
     """(path, checkpoint) for `load_model`: a ckpt-N path of ours names its model folder."""
-    path, checkpoint = args.checkpoint, None
-    if args.source_format == "ours" and not os.path.isdir(path):
-        checkpoint = path
-        path = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    return path, checkpoint
+    if args.source_format != "ours":
+        return args.checkpoint, None
+    from albert_tf.checkpoints.native import split_checkpoint_path
+
+    return split_checkpoint_path(args.checkpoint)
 
 
 def _default_max_seq_length(args, path: str, max_positions: int) -> int:

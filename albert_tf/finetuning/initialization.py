@@ -36,21 +36,14 @@ class PretrainedEncoder:
     source: str
 
 
-def _split_checkpoint(path: str) -> tuple[str, str | None]:
-    """Our `<folder>/checkpoints/ckpt-N` names its model folder; a folder is itself."""
-    if os.path.isdir(path):
-        return path, None
-    return os.path.dirname(os.path.dirname(os.path.abspath(path))), path
-
-
 def _load(model: ModelSection):
     from albert_tf.checkpoints.convert import load_model, read_model_config
-    from albert_tf.checkpoints.native import conversion_facts
+    from albert_tf.checkpoints.native import conversion_facts, split_checkpoint_path
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     config = read_model_config(model.config) if model.config else None
     if model.init_format == "ours":
-        folder, checkpoint = _split_checkpoint(model.init_checkpoint)
+        folder, checkpoint = split_checkpoint_path(model.init_checkpoint)
         if is_finetune_run(folder):  # e.g. RTE from an MNLI run, as the paper's GLUE runs did
             run = load_finetuned(folder, checkpoint)
             return (run.model.encoder.config, run.model.encoder.get_weights(),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import math
 import os
@@ -82,8 +81,7 @@ class SplitPreparer:
 
     def __init__(self, task: FinetuneTask, tokenizer: AlbertTokenizer, cache_dir: str):
         self.task, self.tokenizer, self.cache_dir = task, tokenizer, cache_dir
-        with open(tokenizer.spm_model, "rb") as f:
-            self.tokenizer_digest = hashlib.sha256(f.read()).hexdigest()
+        self.tokenizer_digest = file_digest([tokenizer.spm_model])
 
     def __call__(self, split: str, is_training: bool = False) -> SplitData:
         task = self.task
