@@ -10,12 +10,12 @@ import random
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from data_helpers import WORDS, english_like_text
+from process_helpers import wait_for_backup
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
@@ -314,10 +314,7 @@ def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, 
     victim = subprocess.Popen(commands["killed"], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     backup = tmp_path / "killed" / "backup" / "chief"
-    deadline = time.time() + 300
-    while (not (backup.exists() and any(backup.glob("*.index")))
-           and victim.poll() is None and time.time() < deadline):
-        time.sleep(0.05)
+    wait_for_backup(backup, victim)
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert victim.returncode == -signal.SIGKILL, "the run finished before it could be killed"

@@ -15,6 +15,7 @@ import tensorflow as tf
 import tf_keras
 import yaml
 from data_helpers import ordered_documents
+from process_helpers import wait_for_backup
 
 from albert_tf.cli.evaluate import main as eval_main
 from albert_tf.cli.pretrain import main as pretrain_main
@@ -133,10 +134,6 @@ def _pretrain_command(config_path):
     return [sys.executable, "-m", "albert_tf.cli.pretrain", "--config", config_path]
 
 
-def _backed_up(folder) -> bool:
-    return os.path.isdir(folder) and any(name.endswith(".index") for name in os.listdir(folder))
-
-
 def _model_variables(checkpoint):
     reader = tf.train.load_checkpoint(checkpoint)
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
@@ -157,9 +154,7 @@ def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_p
     victim = subprocess.Popen(_pretrain_command(killed), env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     backup = tmp_path / "killed" / "backup" / "chief"
-    deadline = time.time() + 300
-    while not _backed_up(backup) and victim.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for_backup(backup, victim)
     time.sleep(1.0)  # let it run past the first backup
     victim.send_signal(signal.SIGKILL)
     victim.wait()
