@@ -131,19 +131,13 @@ def _options(args) -> DataPrepOptions:
 
 
 def _train_spm(args) -> None:
-    from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.statistics import InputReport
-    from data_prep.tokenizer import train_sentencepiece
+    from data_prep.pipeline import train_tokenizer
 
     options = DataPrepOptions(lower_case=args.lower_case, max_line_chars=args.max_line_chars,
                               strict=args.strict)
-    report = InputReport()
-    (everything,) = plan_parts(expand_inputs(args.input), 1)
-    sentences = (sentence for document in read_documents(everything, options, report)
-                 for sentence in document.sentences)
-    path = train_sentencepiece(sentences, args.model_prefix, args.vocab_size,
-                               args.max_sentences, args.seed, args.character_coverage,
-                               args.num_threads)
+    path, report = train_tokenizer(args.input, args.model_prefix, args.vocab_size, options,
+                                   args.max_sentences, args.seed, args.character_coverage,
+                                   args.num_threads)
     _print_problems(report.counts, report.messages)
     print(f"wrote {path} and {args.model_prefix}.vocab ({args.vocab_size} pieces)")
 

@@ -1,4 +1,5 @@
-"""`albert-data build`: plan the shards, build the missing ones in parallel, write the manifest.
+"""`albert-data build` (plan the shards, build the missing ones in parallel, write the manifest)
+and `albert-data train-spm` (a SentencePiece model from the same text reader).
 
 Workers are separate processes (multiprocessing, `spawn`, so they never inherit a parent's
 TensorFlow threads); each builds whole shards with its own `ShardBuilder` and writes them
@@ -15,11 +16,12 @@ from typing import Sequence
 
 from data_prep import manifest as manifest_files
 from data_prep import files
-from data_prep.corpus import Source, expand_inputs, plan_parts
+from data_prep.corpus import Source, expand_inputs, plan_parts, read_documents
 from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.shard import ShardBuilder
+from data_prep.statistics import InputReport
 from data_prep.tfrecord import write_records
-from data_prep.tokenizer import Tokenizer
+from data_prep.tokenizer import Tokenizer, train_sentencepiece
 
 # Default shard size: one shard per this many input bytes times dupe_factor. A worker holds
 # one shard in memory: its documents as token lists (about 7 bytes per input byte) and its
@@ -48,6 +50,23 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
                                     tokenizer.checksum, tokenizer.vocab_size, prefix)
+
+
+def train_tokenizer(inputs: Sequence[str], model_prefix: str, vocab_size: int,
+                    options: DataPrepOptions = DataPrepOptions(), max_sentences: int = 2_000_000,
+                    seed: int = 12345, character_coverage: float = 0.99995,
+                    num_threads: int = 1) -> tuple[str, InputReport]:
+    """`albert-data train-spm`: a SentencePiece model trained on the sentences of text files
+    (or globs) in the original format, read and normalized the way `build` reads them.
+
+    Returns the `.model` path and the report of skipped input lines."""
+    report = InputReport()
+    (everything,) = plan_parts(expand_inputs(list(inputs)), 1)
+    sentences = (sentence for document in read_documents(everything, options, report)
+                 for sentence in document.sentences)
+    path = train_sentencepiece(sentences, model_prefix, vocab_size, max_sentences, seed,
+                               character_coverage, num_threads)
+    return path, report
 
 
 def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite: bool = False,
