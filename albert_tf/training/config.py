@@ -170,6 +170,13 @@ def _resolve_model_section(mapping: dict[str, Any], source: str) -> dict[str, An
     return {**mapping, "model": model}
 
 
+def model_config_from_mapping(model: Mapping[str, Any] | str, source: str) -> AlbertConfig:
+    """The AlbertConfig of a run file's `model` section (a preset name, or fields with an
+    optional `preset`)."""
+    return AlbertConfig.from_dict(_resolve_model_section({"model": model}, source)["model"],
+                                  source)
+
+
 def pretrain_config_from_mapping(mapping: Mapping[str, Any], source: str) -> PretrainConfig:
     return dataclass_from_mapping(PretrainConfig, _resolve_model_section(dict(mapping), source),
                                   source)

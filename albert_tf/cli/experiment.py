@@ -1,0 +1,114 @@
+"""`albert-experiment`: the paper's ablation tables (4-12) from `experiments/*.yaml`.
+
+    albert-experiment run experiments/table6_sentence_objective.yaml --scale mini
+    albert-experiment run experiments/table5_sharing.yaml --scale mini --variants e128_all
+    albert-experiment params experiments/table5_sharing.yaml --scale paper
+    albert-experiment report experiments/table6_sentence_objective.yaml --scale mini
+
+`run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
+pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
+each on held-out MLM / NSP / SOP, and writes results.json, results.md (the paper's table
+with our numbers beside its figures) and PNG plots. `params` prints the parameter counts of
+each variant's built model without training; `report` rewrites the report from the
+finished variants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Sequence
+
+from albert_tf.config import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="albert-experiment", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("run", "pretrain and score the variants, then report"),
+                       ("report", "rewrite the report from the finished variants"),
+                       ("params", "parameter counts of every variant's built model")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("experiment", help="an experiments/*.yaml file")
+        command.add_argument("--scale", default="mini",
+                             help="a scale the file defines: paper, mini, ... (default: mini)")
+        command.add_argument("--override", action="append", default=[],
+                             metavar="SECTION.FIELD=VALUE",
+                             help="change one field of the scale's settings, e.g. "
+                                  "pretrain.train.train_steps=200; may be repeated")
+        if name == "params":
+            continue
+        command.add_argument("--work_dir", help="variant runs (default: "
+                             "runs/experiments/<name>/<scale>)")
+        command.add_argument("--results_dir", help="report and plots (default: "
+                             "experiments/results/<name>/<scale>)")
+        if name == "run":
+            command.add_argument("--data_dir", default=os.path.join("runs", "experiments",
+                                                                    "data"),
+                                 help="corpus, tokenizer and shards, shared by experiments")
+            command.add_argument("--variants", nargs="+", default=[],
+                                 help="run only these variants (default: all)")
+            command.add_argument("--no_progress", action="store_true",
+                                 help="no progress bars while building shards")
+    return parser
+
+
+def _folders(args, spec):
+    from albert_tf.experiments.runner import Folders
+    return Folders(
+        work_dir=args.work_dir or os.path.join("runs", "experiments", spec.name, spec.scale),
+        data_dir=getattr(args, "data_dir", ""),
+        results_dir=args.results_dir or os.path.join("experiments", "results", spec.name,
+                                                     spec.scale))
+
+
+def _print_parameters(spec) -> None:
+    from albert_tf.experiments.report import millions, paper_scale_parameters
+    from albert_tf.parameters import count_parameters
+    from albert_tf.training.config import model_config_from_mapping
+
+    print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "
+          f"{spec.scale} scale (built model, pooler included, heads excluded)")
+    print(f"{'variant':<28}{'parameters':>14}{'':>8}{'paper sizes':>14}{'paper':>8}")
+    for variant in spec.variants:
+        count = count_parameters(model_config_from_mapping(
+            variant.pretrain.get("model", {}), f"{spec.source}: variant {variant.name}")).total
+        paper_sizes = paper_scale_parameters(spec, variant.name)
+        print(f"{variant.name:<28}{count:>14,}{millions(count):>8}"
+              f"{millions(paper_sizes):>14}{str(variant.paper.get('params', '–')):>8}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.data.validation import DataError
+    from albert_tf.experiments.spec import load_experiment
+    from data_prep.options import DataPrepError
+
+    try:
+        spec = load_experiment(args.experiment, args.scale, args.override)
+        if args.command == "params":
+            _print_parameters(spec)
+            return 0
+        folders = _folders(args, spec)
+        if args.command == "report":
+            from albert_tf.experiments.report import write_report
+            write_report(spec, folders, command="")
+            return 0
+        from albert_tf.experiments.runner import run_experiment
+        command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
+        report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
+    except (ConfigError, DataPrepError, DataError, CheckpointError) as error:
+        print(f"albert-experiment: error: {error}", file=sys.stderr)
+        return 2
+    if report["not_run"]:
+        print(f"albert-experiment: not run yet: {', '.join(report['not_run'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

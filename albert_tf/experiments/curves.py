@@ -1,0 +1,65 @@
+"""Training curves of a pretraining run, read back from the TensorBoard events it wrote.
+
+The events cover every process that worked on the run (a resumed run appends new files), so
+the curves, the training time and the throughput describe the whole run, not its last part.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import numpy as np
+import tensorflow as tf
+
+TRAIN_LOSS = ("train", "batch_loss")
+EVAL_LOSS = ("validation", "evaluation_loss_vs_iterations")
+STEPS_PER_SECOND = ("train", "steps_per_second")
+EXAMPLES_PER_SECOND = ("train", "examples_per_second")
+
+
+def _value(summary_value) -> float:
+    if summary_value.HasField("tensor"):
+        return float(tf.make_ndarray(summary_value.tensor))
+    return float(summary_value.simple_value)
+
+
+def read_scalars(log_dir: str, run: str, tag: str) -> list[tuple[int, float]]:
+    """[(step, value)] of one scalar of TensorBoard run `run`, by step; a step logged twice
+    (a resumed run repeating a step) keeps its last value."""
+    values: dict[int, float] = {}
+    for path in sorted(glob.glob(os.path.join(log_dir, run, "events.out.tfevents.*"))):
+        for record in tf.data.TFRecordDataset(path):
+            event = tf.compat.v1.Event.FromString(record.numpy())
+            for summary_value in event.summary.value:
+                if summary_value.tag == tag:
+                    values[int(event.step)] = _value(summary_value)
+    return sorted(values.items())
+
+
+def training_seconds(steps_per_second: list[tuple[int, float]]) -> float:
+    """Seconds spent in training steps: each logged interval's steps over its rate.
+
+    The first interval of every process (tracing and XLA compilation) is not logged, so its
+    steps are counted at the rate of the interval after it; compilation time is left out.
+    """
+    if not steps_per_second:
+        return 0.0
+    seconds, previous = 0.0, 0
+    for step, rate in steps_per_second:
+        if rate > 0:
+            seconds += (step - previous) / rate
+        previous = step
+    return seconds
+
+
+def run_curves(log_dir: str) -> dict:
+    """{train_loss, eval_loss: [[step, value]], train_seconds, examples_per_second}."""
+    rates = read_scalars(log_dir, *STEPS_PER_SECOND)
+    examples = [value for _, value in read_scalars(log_dir, *EXAMPLES_PER_SECOND)]
+    return {
+        "train_loss": [list(point) for point in read_scalars(log_dir, *TRAIN_LOSS)],
+        "eval_loss": [list(point) for point in read_scalars(log_dir, *EVAL_LOSS)],
+        "train_seconds": training_seconds(rates),
+        "examples_per_second": float(np.median(examples)) if examples else None,
+    }

@@ -1,0 +1,93 @@
+"""PNG plots of an experiment: loss curves per variant, bar charts of the metrics.
+
+matplotlib runs with its file-only backend (no display needed), and each figure is written
+to a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import pyplot  # noqa: E402  (the backend is chosen first)
+
+from albert_tf.experiments.spec import (METRICS, PAPER_KEYS, PERCENT_METRICS,  # noqa: E402
+                                        ExperimentSpec)
+
+CHANCE = {"nsp_accuracy": 0.5, "sop_accuracy": 0.5}
+
+
+def _save(figure, path: str) -> str:
+    temporary = path + ".tmp.png"
+    figure.savefig(temporary, dpi=110, bbox_inches="tight")
+    pyplot.close(figure)
+    os.replace(temporary, path)
+    return path
+
+
+def _label(spec: ExperimentSpec, result: dict[str, Any]) -> str:
+    variant = spec.variant(result["name"])
+    return f"{variant.group} {variant.label}".strip()
+
+
+def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
+    """Training loss (lines) and held-out loss (dots) against the step, one colour per
+    variant."""
+    figure, axes = pyplot.subplots(figsize=(7.5, 4.5))
+    for index, result in enumerate(results):
+        color = f"C{index % 10}"
+        train = result["curves"]["train_loss"]
+        if train:
+            steps, losses = zip(*train)
+            axes.plot(steps, losses, color=color, linewidth=1.2, label=_label(spec, result))
+        held_out = result["curves"]["eval_loss"]
+        if held_out:
+            steps, losses = zip(*held_out)
+            axes.plot(steps, losses, "o", color=color, markersize=4)
+    axes.set_xlabel("step")
+    axes.set_ylabel("loss (MLM + sentence)")
+    axes.set_title(f"{spec.title or spec.name}\n{spec.scale} scale: training loss "
+                   f"(lines), held-out loss (dots)", fontsize=9)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    return _save(figure, path)
+
+
+def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
+    """One panel per reported metric: a bar per variant, the paper's figure beside it
+    (hatched) where the paper reports the same metric, chance as a dashed line."""
+    metrics = list(spec.metrics)
+    figure, panels = pyplot.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1, 3.8),
+                                     squeeze=False)
+    labels = [_label(spec, result) for result in results]
+    for panel, metric in zip(panels[0], metrics):
+        scale = 100.0 if metric in PERCENT_METRICS else 1.0
+        ours = [result["metrics"].get(metric) for result in results]
+        positions = range(len(results))
+        paper_key = PAPER_KEYS.get(metric)
+        paper = [spec.variant(result["name"]).paper.get(paper_key) if paper_key else None
+                 for result in results]
+        width = 0.4 if any(value is not None for value in paper) else 0.7
+        panel.bar([p - (width / 2 if width < 0.5 else 0) for p in positions],
+                  [scale * value if value is not None else 0 for value in ours], width,
+                  color=[f"C{i % 10}" for i in positions], label=f"ours ({spec.scale})")
+        if width < 0.5:
+            panel.bar([p + width / 2 for p in positions],
+                      [value if value is not None else 0 for value in paper], width,
+                      color="white", edgecolor="gray", hatch="//", label="paper")
+            panel.legend(fontsize=7)
+        if metric in CHANCE:
+            panel.axhline(100 * CHANCE[metric], color="gray", linestyle="--", linewidth=1)
+        for position, value in zip(positions, ours):
+            if value is None:
+                panel.text(position, 0, "n/a", ha="center", va="bottom", fontsize=7)
+        panel.set_xticks(list(positions))
+        panel.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        panel.set_title(METRICS[metric], fontsize=9)
+        panel.grid(axis="y", alpha=0.3)
+    figure.suptitle(f"{spec.title or spec.name} ({spec.scale} scale)", fontsize=9)
+    figure.tight_layout()
+    return _save(figure, path)

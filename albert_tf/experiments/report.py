@@ -1,0 +1,150 @@
+"""An experiment's report: `results.json`, `results.md` (the paper's table with our numbers
+beside its figures) and the plots, made from the finished variants' `result.json` files.
+
+Parameter counts come from built models: the trained model of each variant at the run's
+scale, and the variant's model at the paper's sizes built without allocating its weights
+(`albert_tf.parameters.count_parameters`), so the paper's count can be checked in the same
+row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from albert_tf.experiments.plots import plot_losses, plot_metrics
+from albert_tf.experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
+from albert_tf.parameters import count_parameters
+from albert_tf.training.config import model_config_from_mapping
+from data_prep.files import atomic_write_bytes
+
+RESULTS_JSON = "results.json"
+RESULTS_MARKDOWN = "results.md"
+
+
+def millions(count: int | None) -> str:
+    """A parameter count the way the paper prints it (12M), with more digits when small."""
+    if count is None:
+        return "–"
+    value = count / 1e6
+    return f"{value:.0f}M" if value >= 100 else f"{value:.1f}M" if value >= 10 else (
+        f"{value:.2f}M")
+
+
+def _format(metric: str, value) -> str:
+    if value is None:
+        return "–"
+    if metric in PERCENT_METRICS:
+        return f"{100 * value:.1f}"
+    if metric == "train_hours":
+        return f"{value:.3f}" if value < 1 else f"{value:.1f}"
+    if metric == "examples_per_second":
+        return f"{value:,.0f}"
+    return f"{value:.3f}"
+
+
+def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | None:
+    model = spec.paper_models.get(variant_name)
+    if model is None:
+        return None
+    return count_parameters(model_config_from_mapping(model, f"{spec.source} (paper scale)")
+                            ).total
+
+
+def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
+    """The finished variants' results, in the file's order (unfinished ones left out)."""
+    from albert_tf.experiments.runner import RESULT_FILE
+    results = []
+    for variant in spec.variants:
+        path = os.path.join(work_dir, variant.name, RESULT_FILE)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                results.append(json.load(f))
+    return results
+
+
+def _row_label(variant) -> str:
+    return f"{variant.group} {variant.label}".strip()
+
+
+def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
+                   paper_parameters: dict[str, int | None]) -> str:
+    """One row per variant: the paper's figures, then parameter counts and our metrics."""
+    by_name = {result["name"]: result for result in results}
+    headers = ["", *(f"paper {header}" for _, header in spec.paper_columns)]
+    if spec.paper_models:
+        headers.append("params, paper sizes (ours)")
+    headers += [f"params ({spec.scale})", *(f"{METRICS[m]} ({spec.scale})"
+                                            for m in spec.metrics)]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for variant in spec.variants:
+        result = by_name.get(variant.name)
+        cells = [_row_label(variant)]
+        cells += ["–" if variant.paper.get(key) is None else str(variant.paper[key])
+                  for key, _ in spec.paper_columns]
+        if spec.paper_models:
+            cells.append(millions(paper_parameters.get(variant.name)))
+        if result is None:
+            cells += ["not run"] * (1 + len(spec.metrics))
+        else:
+            cells.append(millions(result["parameters"]["total"]))
+            cells += [_format(metric, result["metrics"].get(metric)) for metric in spec.metrics]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _setting(results: list[dict[str, Any]]) -> str:
+    if not results:
+        return ""
+    settings = results[0]["settings"]
+    model, train, data = settings["model"], settings["train"], settings["data"]
+    return (f"H={model['hidden_size']}, E={model['embedding_size']}, L={model['num_layers']}, "
+            f"V={model['vocab_size']}, sequence {data['max_seq_length']}, batch "
+            f"{train['global_batch_size']}, {train['train_steps']:,} steps, "
+            f"{settings['optimizer']['type']} at {settings['optimizer']['learning_rate']:g} "
+            f"(the first variant; the rows change what the paper's rows change)")
+
+
+def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
+    """Writes results.json, results.md and the plots to `folders.results_dir`."""
+    results = load_results(spec, folders.work_dir)
+    paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
+                        for variant in spec.variants}
+    os.makedirs(folders.results_dir, exist_ok=True)
+    plots = {}
+    if results:
+        plots["losses"] = plot_losses(spec, results, os.path.join(folders.results_dir,
+                                                                  "losses.png"))
+        plots["metrics"] = plot_metrics(spec, results, os.path.join(folders.results_dir,
+                                                                    "metrics.png"))
+    report = {
+        "experiment": spec.name, "title": spec.title, "scale": spec.scale,
+        "file": spec.source, "command": command, "paper_table": spec.paper_table,
+        "paper_setting": spec.paper_setting,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "variants": [{**{key: value for key, value in result.items() if key != "curves"},
+                      "paper": spec.variant(result["name"]).paper,
+                      "paper_scale_parameters": paper_parameters[result["name"]]}
+                     for result in results],
+        "not_run": [v.name for v in spec.variants
+                    if v.name not in {result["name"] for result in results}],
+        "plots": {name: os.path.basename(path) for name, path in plots.items()},
+    }
+    atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
+                       json.dumps(report, indent=1).encode())
+    lines = [f"# {spec.title or spec.name} ({spec.scale} scale)", ""]
+    if spec.paper_setting:
+        lines += [f"Paper: {spec.paper_setting} (paper's Table {spec.paper_table}).", ""]
+    if results:
+        lines += [f"Ours: {_setting(results)}.", ""]
+    if command:
+        lines += ["Made by:", "", f"    {command}", ""]
+    lines += [markdown_table(spec, results, paper_parameters), ""]
+    lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
+    atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
+                       ("\n".join(lines) + "\n").encode())
+    print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "
+          f"{len(plots)} plots to {folders.results_dir}")
+    return report

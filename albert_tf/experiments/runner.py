@@ -1,0 +1,149 @@
+"""`albert-experiment run`: pretrain every variant of an experiment, score it, report.
+
+Per variant, under `<work_dir>/<variant>/`: an albert-pretrain run (config.yaml, checkpoints,
+backup, tensorboard) and, once it is scored, `result.json`. A variant with a result is
+finished and skipped by the next run; an unfinished one resumes where its pretraining
+stopped. A result made with other settings than the file now asks for is never reused
+silently: the runner stops and names the settings that differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from typing import Any, Sequence
+
+import tf_keras
+
+from albert_tf.checkpoints.native import load_pretrainer
+from albert_tf.experiments.curves import run_curves
+from albert_tf.experiments.data import ExperimentData
+from albert_tf.experiments.report import write_report
+from albert_tf.experiments.spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
+from albert_tf.parameters import parameter_counts
+from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
+from albert_tf.training.evaluation import evaluate_files, table6_row
+from albert_tf.training.trainer import run_pretraining
+from data_prep.files import atomic_write_bytes
+from data_prep.tokenizer import Tokenizer
+
+RESULT_FILE = "result.json"
+# Settings that say where a run lives or how it talks, not what it computes.
+_PLACE_KEYS = {("train", "model_dir"), ("train", "verbose"), ("data", "train_files"),
+               ("data", "eval_files")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Folders:
+    work_dir: str  # variant runs
+    data_dir: str  # corpus, tokenizer, shards (shared by experiments)
+    results_dir: str  # results.json, results.md, plots
+
+
+def variant_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
+                   work_dir: str) -> PretrainConfig:
+    """The albert-pretrain config of one variant, with its data and folder filled in."""
+    objective = variant.pretrain.get("sentence_objective", "sop")
+    options = spec.shards.options
+    placed = deep_merge(variant.pretrain, {
+        "model": {"vocab_size": Tokenizer(data.spm_model()).vocab_size},
+        "data": {"train_files": [data.train_shards(variant.corpus_sources, objective)],
+                 "eval_files": [data.heldout_shards("sop" if objective == "none"
+                                                    else objective)],
+                 "max_seq_length": options.max_seq_length,
+                 "max_predictions_per_seq": options.max_predictions_per_seq},
+        "train": {"model_dir": os.path.join(work_dir, variant.name)}})
+    return pretrain_config_from_mapping(placed, f"{spec.source}: variant {variant.name}")
+
+
+def _what_it_computes(config: PretrainConfig) -> dict[str, Any]:
+    settings = config.to_dict()
+    for section, key in _PLACE_KEYS:
+        settings[section].pop(key, None)
+    settings.pop("distribution", None)
+    return settings
+
+
+def _differences(old: Any, new: Any, path: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [difference for key in sorted(set(old) | set(new))
+                for difference in _differences(old.get(key), new.get(key),
+                                               f"{path}.{key}" if path else key)]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+
+
+def finished_result(config: PretrainConfig) -> dict[str, Any] | None:
+    """The stored result of the variant run at `config.train.model_dir`, if it was made with
+    the same settings; raises ExperimentError naming the settings that differ otherwise."""
+    path = os.path.join(config.train.model_dir, RESULT_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        result = json.load(f)
+    differences = _differences(result["settings"], _what_it_computes(config))
+    if differences:
+        raise ExperimentError(
+            f"{path} was made with other settings than the experiment file now gives "
+            f"({'; '.join(differences[:5])}); delete that variant folder to run it again, or "
+            f"use another --work_dir")
+    return result
+
+
+def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batch_size: int,
+                    max_batches: int | None) -> dict[str, dict[str, float]]:
+    """Metrics on the held-out SOP and NSP sets (the SOP set alone for a model without a
+    sentence head: its MLM accuracy)."""
+    sets = {"sop": heldout["sop"]} if config.sentence_objective == "none" else heldout
+    return {task: evaluate_files(model, config, [pattern], batch_size, max_batches,
+                                 field=f"held-out {task} shards")
+            for task, pattern in sets.items()}
+
+
+def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
+                folders: Folders, heldout: dict[str, str]) -> dict[str, Any]:
+    """Pretrains (or resumes, or finds finished) one variant and scores it."""
+    config = variant_config(spec, variant, data, folders.work_dir)
+    result = finished_result(config)
+    if result is not None:
+        print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
+              f"not running it again")
+        return result
+    print(f"albert-experiment: {spec.name} [{spec.scale}] variant {variant.name} "
+          f"({variant.label}) -> {config.train.model_dir}")
+    tf_keras.backend.clear_session()
+    trained = run_pretraining(config)
+    model, _, checkpoint = load_pretrainer(config.train.model_dir)
+    scores = _heldout_scores(model, config, heldout, spec.evaluation.batch_size,
+                             spec.evaluation.max_batches)
+    accuracy = table6_row(scores)
+    curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"))
+    result = {
+        "name": variant.name, "label": variant.label, "group": variant.group,
+        "settings": _what_it_computes(config), "final_step": trained.final_step,
+        "parameters": dict(parameter_counts(model.encoder).rows()),
+        "metrics": {
+            "mlm_accuracy": accuracy["mlm"], "nsp_accuracy": accuracy["nsp"],
+            "sop_accuracy": accuracy["sop"], "mlm_loss": scores["sop"].get("mlm_loss"),
+            "final_train_loss": curves["train_loss"][-1][1] if curves["train_loss"] else None,
+            "train_hours": curves["train_seconds"] / 3600,
+            "examples_per_second": curves["examples_per_second"]},
+        "checkpoint": checkpoint, "heldout": scores, "curves": curves,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    atomic_write_bytes(os.path.join(config.train.model_dir, RESULT_FILE),
+                       json.dumps(result, indent=1).encode())
+    return result
+
+
+def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] = (),
+                   command: str = "", progress: bool = True) -> dict[str, Any]:
+    """Runs the variants of `spec` (all, or those named in `only`) and writes the report of
+    every finished variant; returns the report's content."""
+    chosen = [spec.variant(name) for name in only] if only else list(spec.variants)
+    data = ExperimentData(spec, folders.data_dir, progress)
+    heldout = {objective: data.heldout_shards(objective) for objective in ("sop", "nsp")}
+    for variant in chosen:
+        run_variant(spec, variant, data, folders, heldout)
+    return write_report(spec, folders, command)

@@ -1,0 +1,363 @@
+"""An experiment file (`experiments/table*.yaml`) read at one scale.
+
+One file describes one of the paper's ablation tables at every scale it runs at: `paper` (the
+paper's sizes and recipe, for TPU pods), `mini` (a CPU in tens of minutes) and any other the
+file declares. The layout:
+
+    name: table6_sentence_objective
+    title: ...
+    paper: {table: 6, setting: ..., columns: [[mlm, MLM], [squad11, SQuAD1.1], ...]}
+    report: {metrics: [mlm_accuracy, nsp_accuracy, sop_accuracy]}
+    scales:
+      mini:
+        corpus: {sources: [python-docs], heldout_every: 20}
+        tokenizer: {vocab_size: 2000}
+        shards: {max_seq_length: 64, dupe_factor: 2, ...}
+        pretrain: {model: ..., optimizer: ..., train: ...}   # an albert-pretrain config
+      paper: ...
+    variants:
+      - name: sop
+        label: SOP
+        pretrain: {sentence_objective: sop}      # merged into the scale's pretrain section
+        paper: {mlm: 54.0, nsp: 78.9, sop: 86.5}  # the paper's figures for this row
+
+Anywhere in `variants`, a mapping whose keys are scale names gives one value per scale, e.g.
+`embedding_size: {paper: 768, mini: 64}`. A variant may also replace `corpus.sources` (the
+additional-data table trains on more text; every variant is evaluated on the held-out
+documents of the scale's first source).
+
+A corpus source is a built-in one (`python-docs`, `stdlib-docstrings`: text already on the
+machine, split into training and held-out documents here) or a mapping
+`{name, train_files, heldout_files}` of text files in the original format (one sentence per
+line, a blank line between documents) the user already has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Mapping, Sequence
+
+from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
+                              load_yaml_mapping)
+from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
+from data_prep.options import DataPrepOptions
+
+# What the runner measures for every variant; `report.metrics` picks and orders them.
+METRICS = {
+    "mlm_accuracy": "MLM acc. %",
+    "nsp_accuracy": "NSP acc. %",
+    "sop_accuracy": "SOP acc. %",
+    "mlm_loss": "MLM loss",
+    "final_train_loss": "train loss",
+    "train_hours": "train time (h)",
+    "examples_per_second": "examples/s",
+}
+PERCENT_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")
+# Our metric -> the key of the paper's column that reports the same thing (Table 6).
+PAPER_KEYS = {"mlm_accuracy": "mlm", "nsp_accuracy": "nsp", "sop_accuracy": "sop"}
+PAPER_SCALE = "paper"
+
+
+class ExperimentError(ConfigError):
+    """An experiment file or folder that cannot be run as it is."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusSource:
+    """Text to train on and to hold out: a built-in source or the user's files."""
+
+    name: str
+    train_files: tuple[str, ...] = ()
+    heldout_files: tuple[str, ...] = ()
+
+    @property
+    def builtin(self) -> bool:
+        return not self.train_files
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusSpec:
+    sources: tuple[CorpusSource, ...]
+    heldout_every: int = 20  # built-in sources: every n-th document is held out
+    max_mb: float | None = None  # built-in sources: stop after this much text
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerSpec:
+    """The SentencePiece model: trained on the first source's training text, or given."""
+
+    vocab_size: int = 30000
+    max_sentences: int = 2_000_000
+    spm_model: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardSpec:
+    """How TFRecords are made: data-prep options (the sentence objective comes from each
+    variant) and how many shards and worker processes."""
+
+    options: DataPrepOptions
+    num_shards: int = 0
+    num_workers: int = 1
+    heldout_dupe_factor: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSpec:
+    """How the held-out sets are scored: batch size, and at most this many batches."""
+
+    batch_size: int = 64
+    max_batches: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantSpec:
+    """One row of the table."""
+
+    name: str
+    label: str
+    pretrain: dict[str, Any]  # the complete albert-pretrain mapping, data files not yet set
+    corpus_sources: tuple[CorpusSource, ...]
+    group: str = ""
+    paper: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentSpec:
+    name: str
+    title: str
+    scale: str
+    scales: tuple[str, ...]
+    paper_table: str
+    paper_setting: str
+    paper_columns: tuple[tuple[str, str], ...]
+    metrics: tuple[str, ...]
+    corpus: CorpusSpec
+    tokenizer: TokenizerSpec
+    shards: ShardSpec
+    evaluation: EvaluationSpec
+    variants: tuple[VariantSpec, ...]
+    source: str
+    # Each variant's model section at the paper scale (for parameter counts at the paper's
+    # sizes beside the paper's figures); empty when the file has no `paper` scale.
+    paper_models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def variant(self, name: str) -> VariantSpec:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise ExperimentError(f"{self.source}: no variant named {name!r} (variants: "
+                              f"{', '.join(v.name for v in self.variants)})")
+
+
+def load_experiment(path: str | os.PathLike, scale: str,
+                    overrides: Sequence[str] = ()) -> ExperimentSpec:
+    """Reads experiment file `path` at `scale`; `overrides` (`a.b=value`) apply to the scale's
+    section, e.g. `pretrain.train.train_steps=200` or `shards.dupe_factor=1`."""
+    path = os.fspath(path)
+    return experiment_from_mapping(load_yaml_mapping(path), scale, path, overrides)
+
+
+def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str,
+                            overrides: Sequence[str] = ()) -> ExperimentSpec:
+    scales = document.get("scales")
+    if not isinstance(scales, Mapping) or not scales:
+        raise ExperimentError(f"{source}: 'scales' must map scale names (paper, mini, ...) to "
+                              f"their settings")
+    if scale not in scales:
+        raise ExperimentError(f"{source}: no scale {scale!r} (the file has: "
+                              f"{', '.join(scales)})")
+    where = f"{source} (scale {scale})"
+    settings = apply_overrides(scale_settings(scales, scale, source), overrides)
+    _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "pretrain"),
+                f"{where}: scales.{scale}")
+    corpus = _corpus(_mapping(settings.get("corpus", {}), f"{where}: corpus"), where)
+    paper = _mapping(document.get("paper", {}), f"{source}: paper")
+    report = _mapping(document.get("report", {}), f"{source}: report")
+    metrics = tuple(report.get("metrics", ("mlm_accuracy",)))
+    unknown = [name for name in metrics if name not in METRICS]
+    if unknown:
+        raise ExperimentError(f"{source}: report.metrics: unknown metric {unknown[0]!r} "
+                              f"(known: {', '.join(METRICS)})")
+    variants = _variants(document.get("variants"), settings, corpus, scale, tuple(scales),
+                         source)
+    paper_models = {}
+    if PAPER_SCALE in scales:
+        paper_settings = (settings if scale == PAPER_SCALE else
+                          scale_settings(scales, PAPER_SCALE, source))
+        paper_corpus = _corpus(_mapping(paper_settings.get("corpus", {}), source), source)
+        paper_models = {variant.name: variant.pretrain.get("model", {})
+                        for variant in _variants(document.get("variants"), paper_settings,
+                                                 paper_corpus, PAPER_SCALE, tuple(scales),
+                                                 source)}
+    return ExperimentSpec(
+        name=str(document.get("name") or os.path.splitext(os.path.basename(source))[0]),
+        title=str(document.get("title", "")), scale=scale, scales=tuple(scales),
+        paper_table=str(paper.get("table", "")), paper_setting=str(paper.get("setting", "")),
+        paper_columns=_columns(paper.get("columns", ()), source), metrics=metrics,
+        corpus=corpus,
+        tokenizer=dataclass_from_mapping(
+            TokenizerSpec, _mapping(settings.get("tokenizer", {}), f"{where}: tokenizer"),
+            f"{where}: tokenizer"),
+        shards=_shards(_mapping(settings.get("shards", {}), f"{where}: shards"), where),
+        evaluation=dataclass_from_mapping(
+            EvaluationSpec, _mapping(settings.get("evaluation", {}), f"{where}: evaluation"),
+            f"{where}: evaluation"),
+        variants=variants, source=source, paper_models=paper_models)
+
+
+def with_includes(mapping: Mapping[str, Any], base_dir: str) -> dict[str, Any]:
+    """`mapping` with every `include: <file>` (at any depth, relative to `base_dir`) replaced
+    by that file's mapping, changed by the keys beside the `include`."""
+    result = {key: with_includes(value, base_dir) if isinstance(value, Mapping) else value
+              for key, value in mapping.items() if key != "include"}
+    if "include" not in mapping:
+        return result
+    path = os.path.join(base_dir, str(mapping["include"]))
+    included = with_includes(load_yaml_mapping(path), os.path.dirname(path))
+    return deep_merge(included, result)
+
+
+def scale_settings(scales: Mapping[str, Any], scale: str, source: str) -> dict[str, Any]:
+    """The settings of one scale, its `include`s read (relative to the experiment file)."""
+    return with_includes(_mapping(scales[scale], f"{source}: scales.{scale}"),
+                         os.path.dirname(source))
+
+
+def _mapping(value, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ExperimentError(f"{where} must be a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _check_keys(mapping: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    for key in mapping:
+        if key not in known:
+            raise ExperimentError(f"{where}: unknown field {key!r} (known: {', '.join(known)})")
+
+
+def _columns(columns, source: str) -> tuple[tuple[str, str], ...]:
+    result = []
+    for index, column in enumerate(columns):
+        if not (isinstance(column, Sequence) and len(column) == 2
+                and all(isinstance(part, str) for part in column)):
+            raise ExperimentError(f"{source}: paper.columns[{index}] must be a [key, header] "
+                                  f"pair of strings, got {column!r}")
+        result.append((column[0], column[1]))
+    return tuple(result)
+
+
+def _sources(value, where: str) -> tuple[CorpusSource, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        raise ExperimentError(f"{where} must be a non-empty list of sources")
+    sources = []
+    for index, item in enumerate(value):
+        here = f"{where}[{index}]"
+        if isinstance(item, str):
+            if item not in BUILTIN_SOURCES:
+                raise ExperimentError(f"{here}: {item!r} is not a built-in source (built-in: "
+                                      f"{', '.join(BUILTIN_SOURCES)}); give your own text as "
+                                      f"{{name, train_files, heldout_files}}")
+            sources.append(CorpusSource(item))
+            continue
+        item = _mapping(item, here)
+        _check_keys(item, ("name", "train_files", "heldout_files"), here)
+        files = {key: tuple([item[key]] if isinstance(item.get(key), str) else item.get(key, ()))
+                 for key in ("train_files", "heldout_files")}
+        if not item.get("name") or not files["train_files"]:
+            raise ExperimentError(f"{here}: a source of your own needs 'name' and "
+                                  f"'train_files' (and 'heldout_files' if it is evaluated on)")
+        sources.append(CorpusSource(str(item["name"]), **files))
+    names = [source.name for source in sources]
+    if len(set(names)) != len(names):
+        raise ExperimentError(f"{where}: source names must differ, got {names}")
+    return tuple(sources)
+
+
+def _corpus(mapping: dict[str, Any], where: str) -> CorpusSpec:
+    _check_keys(mapping, ("sources", "heldout_every", "max_mb"), f"{where}: corpus")
+    sources = _sources(mapping.get("sources"), f"{where}: corpus.sources")
+    if not sources[0].builtin and not sources[0].heldout_files:
+        raise ExperimentError(f"{where}: corpus.sources[0] ({sources[0].name}) is evaluated on,"
+                              f" so it needs 'heldout_files'")
+    corpus = CorpusSpec(sources, int(mapping.get("heldout_every", 20)), mapping.get("max_mb"))
+    if corpus.heldout_every < 2:
+        raise ExperimentError(f"{where}: corpus.heldout_every must be 2 or more, got "
+                              f"{corpus.heldout_every}")
+    return corpus
+
+
+def _shards(mapping: dict[str, Any], where: str) -> ShardSpec:
+    if "sentence_objective" in mapping:
+        raise ExperimentError(f"{where}: shards.sentence_objective comes from each variant's "
+                              f"pretrain.sentence_objective; remove it here")
+    layout = {key: mapping.pop(key) for key in ("num_shards", "num_workers",
+                                                "heldout_dupe_factor") if key in mapping}
+    options = dataclass_from_mapping(DataPrepOptions, mapping, f"{where}: shards")
+    return ShardSpec(options, **layout)
+
+
+def resolve_scale(value, scale: str, scales: Sequence[str], where: str):
+    """`value` with every `{scale_name: value, ...}` mapping replaced by this scale's value."""
+    if isinstance(value, Mapping):
+        if value and set(value) <= set(scales):
+            if scale not in value:
+                raise ExperimentError(f"{where}: no value for scale {scale!r} (given for "
+                                      f"{', '.join(value)})")
+            return resolve_scale(value[scale], scale, scales, where)
+        return {key: resolve_scale(item, scale, scales, f"{where}.{key}")
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve_scale(item, scale, scales, f"{where}[{index}]")
+                for index, item in enumerate(value)]
+    return value
+
+
+def deep_merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `changes` applied: mappings merge key by key, anything else replaces."""
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: str
+              ) -> tuple[VariantSpec, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        raise ExperimentError(f"{source}: 'variants' must be a non-empty list")
+    base = _mapping(settings.get("pretrain", {}), f"{source} (scale {scale}): pretrain")
+    if isinstance(base.get("model"), str):
+        base["model"] = {"preset": base["model"]}
+    tokenizer = _mapping(settings.get("tokenizer", {}), f"{source}: tokenizer")
+    if not tokenizer.get("spm_model"):  # a model trained here has exactly this many pieces
+        base = deep_merge(base, {"model": {"vocab_size": tokenizer.get(
+            "vocab_size", TokenizerSpec.vocab_size)}})
+    variants = []
+    for index, item in enumerate(value):
+        where = f"{source}: variants[{index}]"
+        item = _mapping(item, where)
+        _check_keys(item, ("name", "label", "group", "pretrain", "corpus", "paper"), where)
+        name = item.get("name")
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+            raise ExperimentError(f"{where}: 'name' must be a folder-safe name (letters, "
+                                  f"digits, - and _), got {name!r}")
+        changes = resolve_scale(_mapping(item.get("pretrain", {}), f"{where}.pretrain"), scale,
+                                scales, f"{where}.pretrain")
+        corpus_change = resolve_scale(_mapping(item.get("corpus", {}), f"{where}.corpus"),
+                                      scale, scales, f"{where}.corpus")
+        _check_keys(corpus_change, ("sources",), f"{where}.corpus")
+        sources = (_sources(corpus_change["sources"], f"{where}.corpus.sources")
+                   if "sources" in corpus_change else corpus.sources)
+        variants.append(VariantSpec(
+            name=name, label=str(item.get("label", name)), pretrain=deep_merge(base, changes),
+            corpus_sources=sources, group=str(item.get("group", "")),
+            paper=_mapping(item.get("paper", {}), f"{where}.paper")))
+    names = [variant.name for variant in variants]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ExperimentError(f"{source}: variant names must differ; repeated: {duplicates}")
+    return tuple(variants)
