@@ -93,3 +93,23 @@ def ordered_documents(num_documents: int, seed: int) -> str:
                   for _ in range(rng.randint(2, 5))]
         documents.append("\n".join(["once upon a time .", *middle, "the end ."]))
     return "\n\n".join(documents) + "\n"
+
+
+POSITIVE, NEGATIVE = ("splendid", "wonderful"), ("dreadful", "horrible")
+
+
+def sentiment_rows(count, seed):
+    """(sentence, label): ordinary words around one positive (1) or negative (0) word."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        label = rng.randrange(2)
+        words = [rng.choice(WORDS) for _ in range(rng.randint(4, 10))]
+        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
+        rows.append((" ".join(words), label))
+    return rows
+
+
+def write_tsv(path, header, rows):
+    path.write_text("\n".join(["\t".join(header)] + ["\t".join(map(str, row))
+                                                     for row in rows]) + "\n")

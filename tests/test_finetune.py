@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from data_helpers import WORDS, english_like_text
+from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
 from process_helpers import wait_for_backup
 
 from albert_tf.cli.export import main as export_main
@@ -29,21 +29,8 @@ from albert_tf.training.trainer import run_pretraining
 from data_prep.cli import main as data_main
 
 SEQ = 64
-POSITIVE, NEGATIVE = ("splendid", "wonderful"), ("dreadful", "horrible")
 CODE_WORDS = ("amber", "bronze", "cobalt", "copper", "coral", "ivory", "jade", "olive",
               "pearl", "ruby", "silver", "violet")
-
-
-def sentiment_rows(count, seed):
-    """(sentence, label): ordinary words around one positive (1) or negative (0) word."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(count):
-        label = rng.randrange(2)
-        words = [rng.choice(WORDS) for _ in range(rng.randint(4, 10))]
-        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
-        rows.append((" ".join(words), label))
-    return rows
 
 
 def code_questions(count, seed):
@@ -97,11 +84,6 @@ def feeling_questions(folder, count, seed):
         level = ("middle", "high")[index % 2]
         with open(os.path.join(folder, level, f"{index}.txt"), "w") as f:
             json.dump(article, f)
-
-
-def write_tsv(path, header, rows):
-    path.write_text("\n".join(["\t".join(header)] + ["\t".join(map(str, row))
-                                                     for row in rows]) + "\n")
 
 
 @pytest.fixture(scope="module")

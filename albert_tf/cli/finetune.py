@@ -62,14 +62,9 @@ def _config_path(args) -> str:
         return args.config
     if not args.task:
         raise ConfigError("name the task (--task) or a task YAML (--config)")
-    from albert_tf.presets import config_dir
+    from albert_tf.finetuning.config import recipe_path
 
-    path = config_dir() / "finetune" / f"{args.task}.yaml"
-    if not path.is_file():
-        from albert_tf.finetuning.tasks import TASK_NAMES
-
-        raise ConfigError(f"unknown task '{args.task}' (known: {', '.join(TASK_NAMES)})")
-    return str(path)
+    return recipe_path(args.task)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

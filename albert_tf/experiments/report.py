@@ -45,6 +45,15 @@ def _format(metric: str, value) -> str:
     return f"{value:.3f}"
 
 
+def _downstream_cell(score: dict[str, Any] | None) -> str:
+    """A dev score as GLUE and SQuAD print them: in percent (x100 when given as a fraction),
+    with the metric's name."""
+    if score is None:
+        return "not run"
+    value = score["value"]
+    return f"{100 * value if abs(value) <= 1 else value:.1f} {score['metric']}"
+
+
 def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | None:
     model = spec.paper_models.get(variant_name)
     if model is None:
@@ -77,7 +86,8 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
     if spec.paper_models:
         headers.append("params, paper sizes (ours)")
     headers += [f"params ({spec.scale})", *(f"{METRICS[m]} ({spec.scale})"
-                                            for m in spec.metrics)]
+                                            for m in spec.metrics),
+                *(f"{task.name} dev ({spec.scale})" for task in spec.downstream)]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for variant in spec.variants:
         result = by_name.get(variant.name)
@@ -87,10 +97,12 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
         if spec.paper_models:
             cells.append(millions(paper_parameters.get(variant.name)))
         if result is None:
-            cells += ["not run"] * (1 + len(spec.metrics))
+            cells += ["not run"] * (1 + len(spec.metrics) + len(spec.downstream))
         else:
             cells.append(millions(result["parameters"]["total"]))
             cells += [_format(metric, result["metrics"].get(metric)) for metric in spec.metrics]
+            cells += [_downstream_cell(result["downstream"].get(task.name))
+                      for task in spec.downstream]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -21,7 +21,11 @@ from albert_tf.checkpoints.native import load_pretrainer
 from albert_tf.experiments.curves import run_curves
 from albert_tf.experiments.data import ExperimentData
 from albert_tf.experiments.report import write_report
-from albert_tf.experiments.spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
+from albert_tf.experiments.spec import (DownstreamSpec, ExperimentError, ExperimentSpec,
+                                        VariantSpec, deep_merge)
+from albert_tf.finetuning.config import load_finetune_config, recipe_path
+from albert_tf.finetuning.runner import run_finetuning
+from albert_tf.finetuning.tasks import get_task
 from albert_tf.parameters import parameter_counts
 from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.training.evaluation import evaluate_files, table6_row
@@ -42,20 +46,31 @@ class Folders:
     results_dir: str  # results.json, results.md, plots
 
 
-def variant_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
-                   work_dir: str) -> PretrainConfig:
-    """The albert-pretrain config of one variant, with its data and folder filled in."""
-    objective = variant.pretrain.get("sentence_objective", "sop")
+def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
+                   train_files: Sequence[str] = (), eval_files: Sequence[str] = (),
+                   vocab_size: int | None = None) -> PretrainConfig:
+    """The albert-pretrain config of one variant: its settings with the shards' lengths, the
+    tokenizer's vocabulary size and the given files and folder filled in."""
     options = spec.shards.options
     placed = deep_merge(variant.pretrain, {
-        "model": {"vocab_size": Tokenizer(data.spm_model()).vocab_size},
-        "data": {"train_files": [data.train_shards(variant.corpus_sources, objective)],
-                 "eval_files": [data.heldout_shards("sop" if objective == "none"
-                                                    else objective)],
+        "data": {"train_files": list(train_files), "eval_files": list(eval_files),
                  "max_seq_length": options.max_seq_length,
                  "max_predictions_per_seq": options.max_predictions_per_seq},
-        "train": {"model_dir": os.path.join(work_dir, variant.name)}})
+        "train": {"model_dir": model_dir}})
+    if vocab_size is not None:
+        placed = deep_merge(placed, {"model": {"vocab_size": vocab_size}})
     return pretrain_config_from_mapping(placed, f"{spec.source}: variant {variant.name}")
+
+
+def _prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
+                     work_dir: str) -> PretrainConfig:
+    """`variant_config` with the variant's shards made (or found) and its tokenizer's size."""
+    objective = variant.pretrain.get("sentence_objective", "sop")
+    return variant_config(
+        spec, variant, os.path.join(work_dir, variant.name),
+        [data.train_shards(variant.corpus_sources, objective)],
+        [data.heldout_shards("sop" if objective == "none" else objective)],
+        Tokenizer(data.spm_model()).vocab_size)
 
 
 def _what_it_computes(config: PretrainConfig) -> dict[str, Any]:
@@ -103,13 +118,51 @@ def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batc
 
 def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
                 folders: Folders, heldout: dict[str, str]) -> dict[str, Any]:
-    """Pretrains (or resumes, or finds finished) one variant and scores it."""
-    config = variant_config(spec, variant, data, folders.work_dir)
+    """Pretrains (or resumes, or finds finished) one variant, scores it on the held-out sets
+    and fine-tunes it on the downstream tasks not done yet."""
+    config = _prepared_config(spec, variant, data, folders.work_dir)
     result = finished_result(config)
     if result is not None:
         print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
               f"not running it again")
-        return result
+    else:
+        result = _pretrain_and_score(spec, variant, config, heldout)
+        _write_result(config, result)
+    for task in spec.downstream:  # each one kept as it finishes
+        if task.name not in result["downstream"]:
+            result["downstream"][task.name] = fine_tune(task, config.train.model_dir,
+                                                        data.spm_model())
+            _write_result(config, result)
+    return result
+
+
+def _write_result(config: PretrainConfig, result: dict[str, Any]) -> None:
+    atomic_write_bytes(os.path.join(config.train.model_dir, RESULT_FILE),
+                       json.dumps(result, indent=1).encode())
+
+
+def fine_tune(task: DownstreamSpec, pretrained_dir: str, spm_model: str) -> dict[str, Any]:
+    """Fine-tunes the pretrained run on one downstream task (or finds the run finished) and
+    returns its dev scores; the run lives in `<pretrained_dir>/finetune/<task name>`."""
+    config = load_finetune_config(recipe_path(task.task), [
+        *task.overrides, f"model.init_checkpoint={pretrained_dir}",
+        f"model.spm_model={spm_model}", f"data.data_dir={task.data_dir}",
+        f"train.model_dir={os.path.join(pretrained_dir, 'finetune', task.name)}"],
+        task=task.task)
+    tf_keras.backend.clear_session()
+    outcome = run_finetuning(config)
+    metric = task.metric or get_task(config).primary_metric
+    first_split = next(iter(outcome.dev_metrics))
+    if metric not in outcome.dev_metrics[first_split]:
+        raise ExperimentError(f"downstream task {task.name}: no dev metric {metric!r} (the "
+                              f"run reports {', '.join(outcome.dev_metrics[first_split])})")
+    return {"task": task.task, "metric": metric, "split": first_split,
+            "value": outcome.dev_metrics[first_split][metric], "best_step": outcome.best_step,
+            "dev": outcome.dev_metrics}
+
+
+def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig,
+                        heldout: dict[str, str]) -> dict[str, Any]:
     print(f"albert-experiment: {spec.name} [{spec.scale}] variant {variant.name} "
           f"({variant.label}) -> {config.train.model_dir}")
     tf_keras.backend.clear_session()
@@ -130,10 +183,8 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
             "train_hours": curves["train_seconds"] / 3600,
             "examples_per_second": curves["examples_per_second"]},
         "checkpoint": checkpoint, "heldout": scores, "curves": curves,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},
     }
-    atomic_write_bytes(os.path.join(config.train.model_dir, RESULT_FILE),
-                       json.dumps(result, indent=1).encode())
     return result
 
 

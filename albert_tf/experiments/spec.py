@@ -112,6 +112,23 @@ class EvaluationSpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class DownstreamSpec:
+    """A fine-tuning task every variant is scored on: `albert-finetune --task <task>
+    --data_dir <data_dir>` from the task's recipe with `overrides`; the table shows dev
+    `metric` (default: the task's own, e.g. accuracy or F1) under `label`."""
+
+    task: str
+    data_dir: str
+    overrides: tuple[str, ...] = ()
+    metric: str = ""
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.task
+
+
+@dataclasses.dataclass(frozen=True)
 class VariantSpec:
     """One row of the table."""
 
@@ -137,6 +154,7 @@ class ExperimentSpec:
     tokenizer: TokenizerSpec
     shards: ShardSpec
     evaluation: EvaluationSpec
+    downstream: tuple[DownstreamSpec, ...]
     variants: tuple[VariantSpec, ...]
     source: str
     # Each variant's model section at the paper scale (for parameter counts at the paper's
@@ -170,8 +188,8 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
                               f"{', '.join(scales)})")
     where = f"{source} (scale {scale})"
     settings = apply_overrides(scale_settings(scales, scale, source), overrides)
-    _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "pretrain"),
-                f"{where}: scales.{scale}")
+    _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "downstream",
+                           "pretrain"), f"{where}: scales.{scale}")
     corpus = _corpus(_mapping(settings.get("corpus", {}), f"{where}: corpus"), where)
     paper = _mapping(document.get("paper", {}), f"{source}: paper")
     report = _mapping(document.get("report", {}), f"{source}: report")
@@ -204,6 +222,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
         evaluation=dataclass_from_mapping(
             EvaluationSpec, _mapping(settings.get("evaluation", {}), f"{where}: evaluation"),
             f"{where}: evaluation"),
+        downstream=_downstream(settings.get("downstream", ()), f"{where}: downstream"),
         variants=variants, source=source, paper_models=paper_models)
 
 
@@ -298,6 +317,23 @@ def _shards(mapping: dict[str, Any], where: str) -> ShardSpec:
     return ShardSpec(options, **layout)
 
 
+def _downstream(value, where: str) -> tuple[DownstreamSpec, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise ExperimentError(f"{where} must be a list of {{task, data_dir, ...}}")
+    tasks = []
+    for index, item in enumerate(value):
+        item = dict(_mapping(item, f"{where}[{index}]"))
+        if isinstance(item.get("overrides"), str):
+            item["overrides"] = [item["overrides"]]
+        item["overrides"] = tuple(item.get("overrides", ()))
+        tasks.append(dataclass_from_mapping(DownstreamSpec, item, f"{where}[{index}]"))
+    names = [task.name for task in tasks]
+    if len(set(names)) != len(names):
+        raise ExperimentError(f"{where}: two tasks with the same name {names}; give each a "
+                              f"'label'")
+    return tuple(tasks)
+
+
 def resolve_scale(value, scale: str, scales: Sequence[str], where: str):
     """`value` with every `{scale_name: value, ...}` mapping replaced by this scale's value."""
     if isinstance(value, Mapping):
@@ -352,9 +388,11 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
         _check_keys(corpus_change, ("sources",), f"{where}.corpus")
         sources = (_sources(corpus_change["sources"], f"{where}.corpus.sources")
                    if "sources" in corpus_change else corpus.sources)
+        label, group = (resolve_scale(item.get(key, default), scale, scales, f"{where}.{key}")
+                        for key, default in (("label", name), ("group", "")))
         variants.append(VariantSpec(
-            name=name, label=str(item.get("label", name)), pretrain=deep_merge(base, changes),
-            corpus_sources=sources, group=str(item.get("group", "")),
+            name=name, label=str(label), pretrain=deep_merge(base, changes),
+            corpus_sources=sources, group=str(group),
             paper=_mapping(item.get("paper", {}), f"{where}.paper")))
     names = [variant.name for variant in variants]
     duplicates = sorted({name for name in names if names.count(name) > 1})

@@ -205,6 +205,18 @@ class FinetuneConfig:
         return plain_dict(self)
 
 
+def recipe_path(task: str) -> str:
+    """`configs/finetune/<task>.yaml`: the paper's recipe for `task`."""
+    from albert_tf.presets import config_dir
+
+    path = config_dir() / "finetune" / f"{task}.yaml"
+    if not path.is_file():
+        from albert_tf.finetuning.tasks import TASK_NAMES
+
+        raise ConfigError(f"unknown task '{task}' (known: {', '.join(TASK_NAMES)})")
+    return str(path)
+
+
 def load_finetune_config(path: str | os.PathLike | None, overrides: Sequence[str] = (),
                          **fields: Any) -> FinetuneConfig:
     """Reads a task YAML (or none), applies `section.field=value` overrides, then `fields`

@@ -1,0 +1,278 @@
+"""The experiment runner: files of every table load at every scale, parameter counts from
+built models equal the formula and the paper, and a micro experiment runs end to end,
+resumes by skipping finished variants and refuses results made with other settings."""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+
+import pytest
+import yaml
+from data_helpers import ordered_documents, sentiment_rows, write_tsv
+
+from albert_tf.cli.experiment import main as experiment_main
+from albert_tf.experiments.curves import read_scalars, training_seconds
+from albert_tf.experiments.report import markdown_table, millions
+from albert_tf.experiments.runner import variant_config
+from albert_tf.experiments.spec import (ExperimentError, experiment_from_mapping,
+                                        load_experiment, resolve_scale)
+from albert_tf.parameters import count_parameters
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
+EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "table*.yaml")))
+PAPER_SCALE = os.path.abspath(os.path.join(ROOT, "experiments", "scales", "paper.yaml"))
+
+
+def test_every_paper_table_from_4_to_12_has_an_experiment_file():
+    numbers = sorted(int(os.path.basename(path)[5:].split("_")[0]) for path in EXPERIMENTS)
+    assert numbers == list(range(4, 13))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=os.path.basename)
+@pytest.mark.parametrize("scale", ["paper", "mini"])
+def test_every_variant_of_every_file_makes_a_valid_pretraining_config(path, scale):
+    spec = load_experiment(path, scale)
+    assert spec.scale == scale and len(spec.variants) >= 2
+    for variant in spec.variants:
+        config = variant_config(spec, variant, model_dir="unused")
+        assert config.data.max_seq_length == spec.shards.options.max_seq_length
+        assert config.model.vocab_size == spec.tokenizer.vocab_size
+        for key, _ in spec.paper_columns:  # every paper column is filled for every row
+            assert key in variant.paper, (variant.name, key)
+
+
+@functools.cache
+def _count(config) -> int:
+    """Parameters of the built encoder (cached: two tests count the same paper-size models)."""
+    return count_parameters(config).total
+
+
+def _formula(config) -> int:
+    """Distinct encoder parameters by hand: factorized embedding, one attention and one FFN
+    sub-block per distinct copy (LayerNorms included), the pooler."""
+    vocab, embedding, hidden = config.vocab_size, config.embedding_size, config.hidden_size
+    inner, layers = config.intermediate_size, config.num_layers
+    tables = (vocab + config.max_position_embeddings + config.type_vocab_size) * embedding
+    embeddings = tables + 2 * embedding + (embedding * hidden + hidden
+                                           if embedding != hidden else 0)
+    attention = 4 * (hidden * hidden + hidden) + 2 * hidden
+    feed_forward = hidden * inner + inner + inner * hidden + hidden + 2 * hidden
+    copies = {"all": (1, 1), "attention": (1, layers), "ffn": (layers, 1),
+              "none": (layers, layers)}[config.sharing]
+    return (embeddings + copies[0] * attention + copies[1] * feed_forward
+            + hidden * hidden + hidden)
+
+
+@pytest.mark.parametrize("scale", ["mini", "paper"])
+def test_table5_parameter_counts_of_the_built_models_equal_the_formula(scale):
+    spec = load_experiment(os.path.join(ROOT, "experiments", "table5_sharing.yaml"), scale)
+    sharing = set()
+    for variant in spec.variants:
+        config = variant_config(spec, variant, model_dir="unused").model
+        sharing.add(config.sharing)
+        assert _count(config) == _formula(config), variant.name
+    assert sharing == {"all", "attention", "ffn", "none"}
+
+
+@pytest.mark.parametrize("name", ["table4_embedding_size", "table5_sharing", "table7_depth",
+                                  "table8_width"])
+def test_paper_scale_counts_match_the_papers_figures(name):
+    """Within the paper's rounding (0.5M or 2.5%); the paper's own 225M for H=4096 in
+    Table 8 disagrees with its Table 2 (235M), the architecture gives about 223M."""
+    spec = load_experiment(os.path.join(ROOT, "experiments", f"{name}.yaml"), "paper")
+    for variant in spec.variants:
+        ours = _count(variant_config(spec, variant, model_dir="").model) / 1e6
+        theirs = float(variant.paper["params"].rstrip("M"))
+        assert abs(ours - theirs) <= max(0.5, 0.025 * theirs), (variant.name, ours, theirs)
+
+
+def test_per_scale_values_resolve_and_missing_ones_are_named():
+    value = {"model": {"embedding_size": {"paper": 768, "mini": 64}, "sharing": "all"},
+             "list": [{"paper": 1, "mini": 2}]}
+    assert resolve_scale(value, "mini", ("paper", "mini"), "x") == {
+        "model": {"embedding_size": 64, "sharing": "all"}, "list": [2]}
+    with pytest.raises(ExperimentError, match=r"x\.model\.embedding_size: no value for scale "
+                                              r"'micro'"):
+        resolve_scale({"model": {"embedding_size": {"paper": 768}}}, "micro",
+                      ("paper", "micro"), "x")
+
+
+SST2_OVERRIDES = ["data.max_seq_length=64", "train.train_steps=20", "train.eval_every_steps=10",
+                  "train.global_batch_size=32", "train.eval_batch_size=32",
+                  "optimizer.warmup_steps=2", "train.verbose=0"]
+
+
+def _document(text_dir, steps=20, downstream=(), **extra):
+    """A micro experiment: two variants (SOP, NSP) of a 2-layer H=32 model, 20 steps."""
+    return {
+        "name": "micro_table", "title": "Micro table",
+        "paper": {"table": "6", "setting": "ALBERT-base",
+                  "columns": [["nsp", "NSP"], ["sop", "SOP"]]},
+        "report": {"metrics": ["mlm_accuracy", "nsp_accuracy", "sop_accuracy",
+                               "train_hours"]},
+        "scales": {
+            "paper": {"include": PAPER_SCALE},
+            "micro": {
+                "corpus": {"sources": [{"name": "ordered",
+                                        "train_files": [str(text_dir / "train.txt")],
+                                        "heldout_files": [str(text_dir / "heldout.txt")]}]},
+                "tokenizer": {"vocab_size": 48},
+                "shards": {"max_seq_length": 64, "max_predictions_per_seq": 10,
+                           "dupe_factor": 1, "num_shards": 1},
+                "evaluation": {"batch_size": 32},
+                "downstream": list(downstream),
+                "pretrain": {
+                    "model": {"embedding_size": 16, "hidden_size": 32, "num_layers": 2,
+                              "num_attention_heads": 2, "intermediate_size": 64,
+                              "max_position_embeddings": 64},
+                    "optimizer": {"type": "adamw", "learning_rate": 0.002,
+                                  "warmup_steps": 5},
+                    "train": {"global_batch_size": 32, "train_steps": steps,
+                              "steps_per_epoch": 10, "steps_per_execution": 5,
+                              "backup_every_steps": 10, "eval_steps": 2,
+                              "log_every_steps": 5, "verbose": 0}}}},
+        "variants": [
+            {"name": "nsp", "label": "NSP", "pretrain": {"sentence_objective": "nsp"},
+             "paper": {"nsp": 90.5, "sop": 52.0}},
+            {"name": "sop", "label": "SOP", "pretrain": {"sentence_objective": "sop"},
+             "paper": {"nsp": 78.9, "sop": 86.5}}],
+        **extra,
+    }
+
+
+def test_bad_experiment_files_get_errors_that_name_the_field(tmp_path):
+    good = _document(tmp_path)
+    with pytest.raises(ExperimentError, match=r"f\.yaml: no scale 'tiny' \(the file has: "
+                                              r"paper, micro\)"):
+        experiment_from_mapping(good, "tiny", "f.yaml")
+    bad_metric = {**good, "report": {"metrics": ["sop_acc"]}}
+    with pytest.raises(ExperimentError, match="report.metrics: unknown metric 'sop_acc'"):
+        experiment_from_mapping(bad_metric, "micro", "f.yaml")
+    twice = {**good, "variants": good["variants"] + good["variants"][:1]}
+    with pytest.raises(ExperimentError, match=r"repeated: \['nsp'\]"):
+        experiment_from_mapping(twice, "micro", "f.yaml")
+    with pytest.raises(ExperimentError, match=r"corpus\.sources\[0\]: 'wikipedia' is not a "
+                                              r"built-in source"):
+        experiment_from_mapping(good, "micro", "f.yaml",
+                                ["corpus.sources=[wikipedia]"])
+    with pytest.raises(ExperimentError, match=r"variants\[1\]: unknown field 'pretrian'"):
+        experiment_from_mapping({**good, "variants": [good["variants"][0],
+                                                      {"name": "x", "pretrian": {}}]},
+                                "micro", "f.yaml")
+
+
+def test_training_seconds_add_each_logged_interval_at_its_rate():
+    # Steps 0-10 at the first logged rate (compilation left out), then 10-30 at 4/s.
+    assert training_seconds([(10, 5.0), (30, 4.0)]) == pytest.approx(10 / 5 + 20 / 4)
+    assert training_seconds([]) == 0.0
+
+
+def test_scalars_of_a_resumed_run_keep_the_last_value_of_a_repeated_step(tmp_path):
+    import tensorflow as tf
+    for values in ({5: 3.0, 10: 2.0}, {10: 1.5, 15: 1.0}):  # two processes, step 10 twice
+        writer = tf.summary.create_file_writer(str(tmp_path / "train"))
+        with writer.as_default():
+            for step, value in values.items():
+                tf.summary.scalar("batch_loss", value, step=step)
+        writer.close()
+    assert read_scalars(str(tmp_path), "train", "batch_loss") == [(5, 3.0), (10, 1.5),
+                                                                   (15, 1.0)]
+
+
+def test_markdown_table_puts_our_numbers_beside_the_papers(tmp_path):
+    spec = experiment_from_mapping(_document(tmp_path), "micro", "f.yaml")
+    results = [{"name": "sop", "parameters": {"total": 123_456},
+                "metrics": {"mlm_accuracy": 0.4321, "nsp_accuracy": 0.61,
+                            "sop_accuracy": 0.9, "train_hours": 0.0123}}]
+    table = markdown_table(spec, results, {"nsp": 11_683_584, "sop": 11_683_584}).splitlines()
+    assert not spec.downstream
+    assert table[0] == ("|  | paper NSP | paper SOP | params, paper sizes (ours) | "
+                        "params (micro) | MLM acc. % (micro) | NSP acc. % (micro) | "
+                        "SOP acc. % (micro) | train time (h) (micro) |")
+    assert table[2] == "| NSP | 90.5 | 52.0 | 11.7M | not run | not run | not run | not run " \
+                       "| not run |"
+    assert table[3] == "| SOP | 78.9 | 86.5 | 11.7M | 0.12M | 43.2 | 61.0 | 90.0 | 0.012 |"
+    assert (millions(334_000_000), millions(17_600_000)) == ("334M", "17.6M")
+
+
+@pytest.fixture(scope="module")
+def micro(tmp_path_factory):
+    root = tmp_path_factory.mktemp("micro_experiment")
+    (root / "train.txt").write_text(ordered_documents(300, seed=1))
+    (root / "heldout.txt").write_text(ordered_documents(40, seed=2))
+    (root / "SST-2").mkdir()
+    write_tsv(root / "SST-2" / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
+    write_tsv(root / "SST-2" / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
+    path = root / "micro.yaml"
+    sst2 = {"task": "sst2", "data_dir": str(root / "SST-2"), "overrides": SST2_OVERRIDES}
+    path.write_text(yaml.safe_dump(_document(root, downstream=[sst2])))
+    folders = {name: str(root / name) for name in ("work", "data", "results")}
+    arguments = ["--scale", "micro", "--work_dir", folders["work"], "--data_dir",
+                 folders["data"], "--results_dir", folders["results"], "--no_progress"]
+    return {"path": str(path), "arguments": arguments, **folders}
+
+
+@pytest.mark.slow
+def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_variants(
+        micro, capsys):
+    run = ["run", micro["path"], *micro["arguments"]]
+    # First only one variant: the report lists the other as not run.
+    assert experiment_main([*run, "--variants", "sop"]) == 0
+    report = json.loads(open(os.path.join(micro["results"], "results.json")).read())
+    assert [v["name"] for v in report["variants"]] == ["sop"] and report["not_run"] == ["nsp"]
+    sop_result = os.path.join(micro["work"], "sop", "result.json")
+    written = os.path.getmtime(sop_result)
+    capsys.readouterr()
+
+    # The whole experiment: the finished variant is skipped, the other one trained.
+    assert experiment_main(run) == 0
+    output = capsys.readouterr().out
+    assert "sop is finished" in output and "variant nsp (NSP)" in output
+    assert "variant sop (SOP)" not in output
+    assert os.path.getmtime(sop_result) == written
+
+    report = json.loads(open(os.path.join(micro["results"], "results.json")).read())
+    assert report["command"].startswith(f"albert-experiment run {micro['path']} --scale micro")
+    assert [v["name"] for v in report["variants"]] == ["nsp", "sop"] and not report["not_run"]
+    for variant in report["variants"]:
+        metrics = variant["metrics"]
+        assert variant["final_step"] == 20
+        for name in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy"):
+            assert 0.0 <= metrics[name] <= 1.0
+        assert metrics["train_hours"] > 0 and metrics["examples_per_second"] > 0
+        # Parameters of the trained model equal the formula at the tokenizer's 48 pieces.
+        spec = load_experiment(micro["path"], "micro")
+        config = variant_config(spec, spec.variant(variant["name"]), "", vocab_size=48).model
+        assert variant["parameters"]["total"] == _formula(config)
+        assert variant["paper_scale_parameters"] == 11_683_584  # ALBERT-base, V 30000
+        assert variant["heldout"]["sets"].keys() == {"sop", "nsp"}
+        # Fine-tuned on the downstream task from the variant's own pretrained run.
+        sst2 = variant["downstream"]["sst2"]
+        assert sst2["metric"] == "accuracy" and sst2["split"] == "dev"
+        assert 0.0 <= sst2["value"] <= 1.0 and sst2["best_step"] in (10, 20)
+        assert os.path.exists(os.path.join(micro["work"], variant["name"], "finetune", "sst2",
+                                           "eval_results.json"))
+    curves = json.loads(open(sop_result).read())["curves"]
+    assert [step for step, _ in curves["train_loss"]] == [5, 10, 15, 20]
+    assert [step for step, _ in curves["eval_loss"]] == [10, 20]
+
+    markdown = open(os.path.join(micro["results"], "results.md")).read()
+    assert "| SOP | 78.9 | 86.5 | 11.7M |" in markdown and "albert-experiment run" in markdown
+    assert "sst2 dev (micro) |" in markdown and " accuracy |" in markdown
+    for plot in ("losses.png", "metrics.png"):
+        with open(os.path.join(micro["results"], plot), "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+    # Run again: nothing is trained.
+    assert experiment_main(run) == 0
+    output = capsys.readouterr().out
+    assert "nsp is finished" in output and "sop is finished" in output
+    assert "variant" not in output.replace("finished", "")
+
+    # A result made with other settings is never reused silently.
+    assert experiment_main([*run, "--override", "pretrain.optimizer.learning_rate=0.01"]) == 2
+    error = capsys.readouterr().err
+    assert "optimizer.learning_rate: 0.002 -> 0.01" in error and "nsp/result.json" in error
