@@ -14,7 +14,7 @@ import yaml
 from data_helpers import ordered_documents, sentiment_rows, write_tsv
 
 from albert_tf.cli.experiment import main as experiment_main
-from albert_tf.experiments.curves import read_scalars, training_seconds
+from albert_tf.experiments.curves import interval_means, read_scalars, training_seconds
 from albert_tf.experiments.report import markdown_table, millions
 from albert_tf.experiments.runner import variant_config
 from albert_tf.experiments.spec import (ExperimentError, experiment_from_mapping,
@@ -170,6 +170,13 @@ def test_training_seconds_add_each_logged_interval_at_its_rate():
     assert training_seconds([]) == 0.0
 
 
+def test_running_means_become_interval_means_across_epoch_starts():
+    # Epochs of 4 steps, logged every 2: losses 4, 2 | 3, 1 | 6, 4 per interval.
+    running = [(2, 4.0), (4, 3.0), (6, 3.0), (8, 2.0), (10, 6.0), (12, 5.0)]
+    assert interval_means(running, 4) == [(2, 4.0), (4, 2.0), (6, 3.0), (8, 1.0), (10, 6.0),
+                                          (12, 4.0)]
+
+
 def test_scalars_of_a_resumed_run_keep_the_last_value_of_a_repeated_step(tmp_path):
     import tensorflow as tf
     for values in ({5: 3.0, 10: 2.0}, {10: 1.5, 15: 1.0}):  # two processes, step 10 twice
@@ -248,7 +255,7 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
         config = variant_config(spec, spec.variant(variant["name"]), "", vocab_size=48).model
         assert variant["parameters"]["total"] == _formula(config)
         assert variant["paper_scale_parameters"] == 11_683_584  # ALBERT-base, V 30000
-        assert variant["heldout"]["sets"].keys() == {"sop", "nsp"}
+        assert variant["heldout"].keys() == {"sop", "nsp"}
         # Fine-tuned on the downstream task from the variant's own pretrained run.
         sst2 = variant["downstream"]["sst2"]
         assert sst2["metric"] == "accuracy" and sst2["split"] == "dev"

@@ -53,12 +53,35 @@ def training_seconds(steps_per_second: list[tuple[int, float]]) -> float:
     return seconds
 
 
-def run_curves(log_dir: str) -> dict:
-    """{train_loss, eval_loss: [[step, value]], train_seconds, examples_per_second}."""
+def interval_means(running_means: list[tuple[int, float]], steps_per_epoch: int
+                   ) -> list[tuple[int, float]]:
+    """Keras logs a batch metric as its mean since the epoch began; this recovers the mean
+    over each logged interval, so a curve has no jump at epoch starts.
+
+    (A run resumed mid-epoch restarts its means at the resumed step; the intervals of that
+    epoch after the resume are then approximate.)
+    """
+    intervals = []
+    previous_total, previous_count, previous_epoch = 0.0, 0, None
+    for step, mean in running_means:
+        epoch = (step - 1) // steps_per_epoch
+        count = step - epoch * steps_per_epoch
+        if epoch != previous_epoch or count <= previous_count:
+            previous_total, previous_count = 0.0, 0
+        total = mean * count
+        intervals.append((step, (total - previous_total) / (count - previous_count)))
+        previous_total, previous_count, previous_epoch = total, count, epoch
+    return intervals
+
+
+def run_curves(log_dir: str, steps_per_epoch: int) -> dict:
+    """{train_loss (per logged interval), eval_loss: [[step, value]], train_seconds,
+    examples_per_second}."""
     rates = read_scalars(log_dir, *STEPS_PER_SECOND)
     examples = [value for _, value in read_scalars(log_dir, *EXAMPLES_PER_SECOND)]
+    train_loss = interval_means(read_scalars(log_dir, *TRAIN_LOSS), steps_per_epoch)
     return {
-        "train_loss": [list(point) for point in read_scalars(log_dir, *TRAIN_LOSS)],
+        "train_loss": [list(point) for point in train_loss],
         "eval_loss": [list(point) for point in read_scalars(log_dir, *EVAL_LOSS)],
         "train_seconds": training_seconds(rates),
         "examples_per_second": float(np.median(examples)) if examples else None,

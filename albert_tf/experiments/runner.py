@@ -171,7 +171,8 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
     scores = _heldout_scores(model, config, heldout, spec.evaluation.batch_size,
                              spec.evaluation.max_batches)
     accuracy = table6_row(scores)
-    curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"))
+    curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"),
+                        config.train.steps_per_epoch)
     result = {
         "name": variant.name, "label": variant.label, "group": variant.group,
         "settings": _what_it_computes(config), "final_step": trained.final_step,
