@@ -10,9 +10,12 @@ file declares. The layout:
     report: {metrics: [mlm_accuracy, nsp_accuracy, sop_accuracy]}
     scales:
       mini:
+        include: scales/mini.yaml        # defaults that the keys beside it change
         corpus: {sources: [python-docs], heldout_every: 20}
-        tokenizer: {vocab_size: 2000}
-        shards: {max_seq_length: 64, dupe_factor: 2, ...}
+        tokenizer: {vocab_size: 1000}
+        shards: {max_seq_length: 128, dupe_factor: 2, ...}   # albert-data build options
+        evaluation: {batch_size: 64}
+        downstream: [{task: sst2, data_dir: glue/SST-2}]   # optional fine-tuning
         pretrain: {model: ..., optimizer: ..., train: ...}   # an albert-pretrain config
       paper: ...
     variants:
@@ -22,9 +25,10 @@ file declares. The layout:
         paper: {mlm: 54.0, nsp: 78.9, sop: 86.5}  # the paper's figures for this row
 
 Anywhere in `variants`, a mapping whose keys are scale names gives one value per scale, e.g.
-`embedding_size: {paper: 768, mini: 64}`. A variant may also replace `corpus.sources` (the
+`embedding_size: {paper: 768, mini: 32}`. A variant may also replace `corpus.sources` (the
 additional-data table trains on more text; every variant is evaluated on the held-out
-documents of the scale's first source).
+documents of the scale's first source). `include: <file>` may appear in any mapping of a
+scale, relative to the file that holds it.
 
 A corpus source is a built-in one (`python-docs`, `stdlib-docstrings`: text already on the
 machine, split into training and held-out documents here) or a mapping
@@ -200,15 +204,6 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
                               f"(known: {', '.join(METRICS)})")
     variants = _variants(document.get("variants"), settings, corpus, scale, tuple(scales),
                          source)
-    paper_models = {}
-    if PAPER_SCALE in scales:
-        paper_settings = (settings if scale == PAPER_SCALE else
-                          scale_settings(scales, PAPER_SCALE, source))
-        paper_corpus = _corpus(_mapping(paper_settings.get("corpus", {}), source), source)
-        paper_models = {variant.name: variant.pretrain.get("model", {})
-                        for variant in _variants(document.get("variants"), paper_settings,
-                                                 paper_corpus, PAPER_SCALE, tuple(scales),
-                                                 source)}
     return ExperimentSpec(
         name=str(document.get("name") or os.path.splitext(os.path.basename(source))[0]),
         title=str(document.get("title", "")), scale=scale, scales=tuple(scales),
@@ -223,7 +218,23 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
             EvaluationSpec, _mapping(settings.get("evaluation", {}), f"{where}: evaluation"),
             f"{where}: evaluation"),
         downstream=_downstream(settings.get("downstream", ()), f"{where}: downstream"),
-        variants=variants, source=source, paper_models=paper_models)
+        variants=variants, source=source,
+        paper_models=_paper_models(document, variants if scale == PAPER_SCALE else None,
+                                   source))
+
+
+def _paper_models(document: Mapping[str, Any], paper_variants, source: str
+                  ) -> dict[str, dict[str, Any]]:
+    """Each variant's model section at the paper scale (none without a paper scale)."""
+    scales = document["scales"]
+    if PAPER_SCALE not in scales:
+        return {}
+    if paper_variants is None:
+        settings = scale_settings(scales, PAPER_SCALE, source)
+        corpus = _corpus(_mapping(settings.get("corpus", {}), source), source)
+        paper_variants = _variants(document.get("variants"), settings, corpus, PAPER_SCALE,
+                                   tuple(scales), source)
+    return {variant.name: variant.pretrain.get("model", {}) for variant in paper_variants}
 
 
 def with_includes(mapping: Mapping[str, Any], base_dir: str) -> dict[str, Any]:
