@@ -273,6 +273,13 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
         with open(os.path.join(micro["results"], plot), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
+    # The report rewritten from the finished variants keeps the command that made it.
+    assert experiment_main(["report", micro["path"], "--scale", "micro", "--work_dir",
+                            micro["work"], "--results_dir", micro["results"]]) == 0
+    rewritten = json.loads(open(os.path.join(micro["results"], "results.json")).read())
+    assert rewritten["command"] == report["command"]
+    assert rewritten["variants"] == report["variants"]
+
     # Run again: nothing is trained.
     assert experiment_main(run) == 0
     output = capsys.readouterr().out

@@ -120,8 +120,13 @@ def _setting(results: list[dict[str, Any]]) -> str:
 
 
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
-    """Writes results.json, results.md and the plots to `folders.results_dir`."""
+    """Writes results.json, results.md and the plots to `folders.results_dir`; without a
+    `command` the one of the report there before is kept."""
     results = load_results(spec, folders.work_dir)
+    previous = os.path.join(folders.results_dir, RESULTS_JSON)
+    if not command and os.path.exists(previous):  # a rewritten report keeps its command
+        with open(previous, encoding="utf-8") as f:
+            command = json.load(f).get("command", "")
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
                         for variant in spec.variants}
     os.makedirs(folders.results_dir, exist_ok=True)
