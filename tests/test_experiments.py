@@ -77,6 +77,17 @@ def test_table5_parameter_counts_of_the_built_models_equal_the_formula(scale):
     assert sharing == {"all", "attention", "ffn", "none"}
 
 
+def test_albert_experiment_params_prints_the_built_models_counts(capsys):
+    path = os.path.join(ROOT, "experiments", "table5_sharing.yaml")
+    assert experiment_main(["params", path, "--scale", "mini"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    spec = load_experiment(path, "mini")
+    for variant in spec.variants:
+        config = variant_config(spec, variant, model_dir="").model
+        assert int(rows[variant.name][1].replace(",", "")) == _formula(config)
+        assert rows[variant.name][-1] == variant.paper["params"]  # the paper's figure
+
+
 @pytest.mark.parametrize("name", ["table4_embedding_size", "table5_sharing", "table7_depth",
                                   "table8_width"])
 def test_paper_scale_counts_match_the_papers_figures(name):

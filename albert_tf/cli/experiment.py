@@ -67,15 +67,15 @@ def _folders(args, spec):
 
 def _print_parameters(spec) -> None:
     from albert_tf.experiments.report import millions, paper_scale_parameters
+    from albert_tf.experiments.runner import variant_config
     from albert_tf.parameters import count_parameters
-    from albert_tf.training.config import model_config_from_mapping
 
     print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "
           f"{spec.scale} scale (built model, pooler included, heads excluded)")
     print(f"{'variant':<28}{'parameters':>14}{'':>8}{'paper sizes':>14}{'paper':>8}")
     for variant in spec.variants:
-        count = count_parameters(model_config_from_mapping(
-            variant.pretrain.get("model", {}), f"{spec.source}: variant {variant.name}")).total
+        config = variant_config(spec, variant, model_dir="")
+        count = count_parameters(config.model).total
         paper_sizes = paper_scale_parameters(spec, variant.name)
         print(f"{variant.name:<28}{count:>14,}{millions(count):>8}"
               f"{millions(paper_sizes):>14}{str(variant.paper.get('params', '–')):>8}")
