@@ -20,6 +20,7 @@ from albert_tf.parameters import count_parameters
 from albert_tf.training.config import model_config_from_mapping
 from data_prep.files import atomic_write_bytes
 
+RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
 RESULTS_JSON = "results.json"
 RESULTS_MARKDOWN = "results.md"
 
@@ -64,7 +65,6 @@ def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | Non
 
 def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
     """The finished variants' results, in the file's order (unfinished ones left out)."""
-    from albert_tf.experiments.runner import RESULT_FILE
     results = []
     for variant in spec.variants:
         path = os.path.join(work_dir, variant.name, RESULT_FILE)

@@ -19,8 +19,8 @@ import tf_keras
 
 from albert_tf.checkpoints.native import load_pretrainer
 from albert_tf.experiments.curves import run_curves
-from albert_tf.experiments.data import ExperimentData
-from albert_tf.experiments.report import write_report
+from albert_tf.experiments.data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_tf.experiments.report import RESULT_FILE, write_report
 from albert_tf.experiments.spec import (DownstreamSpec, ExperimentError, ExperimentSpec,
                                         VariantSpec, deep_merge)
 from albert_tf.finetuning.config import load_finetune_config, recipe_path
@@ -33,7 +33,6 @@ from albert_tf.training.trainer import run_pretraining
 from data_prep.files import atomic_write_bytes
 from data_prep.tokenizer import Tokenizer
 
-RESULT_FILE = "result.json"
 # Settings that say where a run lives or how it talks, not what it computes.
 _PLACE_KEYS = {("train", "model_dir"), ("train", "verbose"), ("data", "train_files"),
                ("data", "eval_files")}
@@ -195,7 +194,7 @@ def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] =
     every finished variant; returns the report's content."""
     chosen = [spec.variant(name) for name in only] if only else list(spec.variants)
     data = ExperimentData(spec, folders.data_dir, progress)
-    heldout = {objective: data.heldout_shards(objective) for objective in ("sop", "nsp")}
+    heldout = {objective: data.heldout_shards(objective) for objective in HELDOUT_OBJECTIVES}
     for variant in chosen:
         run_variant(spec, variant, data, folders, heldout)
     return write_report(spec, folders, command)
