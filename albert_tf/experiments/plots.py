@@ -28,11 +28,6 @@ def _save(figure, path: str) -> str:
     return path
 
 
-def _label(spec: ExperimentSpec, result: dict[str, Any]) -> str:
-    variant = spec.variant(result["name"])
-    return f"{variant.group} {variant.label}".strip()
-
-
 def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
     """Training loss (lines) and held-out loss (dots) against the step, one colour per
     variant."""
@@ -42,7 +37,8 @@ def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) 
         train = result["curves"]["train_loss"]
         if train:
             steps, losses = zip(*train)
-            axes.plot(steps, losses, color=color, linewidth=1.2, label=_label(spec, result))
+            axes.plot(steps, losses, color=color, linewidth=1.2,
+                      label=spec.variant(result["name"]).row_label)
         held_out = result["curves"]["eval_loss"]
         if held_out:
             steps, losses = zip(*held_out)
@@ -62,7 +58,7 @@ def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str)
     metrics = list(spec.metrics)
     figure, panels = pyplot.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1, 3.8),
                                      squeeze=False)
-    labels = [_label(spec, result) for result in results]
+    labels = [spec.variant(result["name"]).row_label for result in results]
     for panel, metric in zip(panels[0], metrics):
         scale = 100.0 if metric in PERCENT_METRICS else 1.0
         ours = [result["metrics"].get(metric) for result in results]

@@ -74,10 +74,6 @@ def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
     return results
 
 
-def _row_label(variant) -> str:
-    return f"{variant.group} {variant.label}".strip()
-
-
 def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
                    paper_parameters: dict[str, int | None]) -> str:
     """One row per variant: the paper's figures, then parameter counts and our metrics."""
@@ -91,7 +87,7 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for variant in spec.variants:
         result = by_name.get(variant.name)
-        cells = [_row_label(variant)]
+        cells = [variant.row_label]
         cells += ["–" if variant.paper.get(key) is None else str(variant.paper[key])
                   for key, _ in spec.paper_columns]
         if spec.paper_models:

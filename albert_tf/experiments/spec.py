@@ -143,6 +143,11 @@ class VariantSpec:
     group: str = ""
     paper: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    @property
+    def row_label(self) -> str:
+        """The row's name in tables and plots: its group (if any), then its label."""
+        return f"{self.group} {self.label}".strip()
+
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentSpec:
