@@ -14,7 +14,8 @@ import json
 import os
 import sys
 
-from data_prep.options import SENTENCE_OBJECTIVES, DataPrepError, DataPrepOptions
+from data_prep.options import (SENTENCE_OBJECTIVES, SINGLE_SENTENCE_CHUNKS, DataPrepError,
+                               DataPrepOptions)
 
 _DEFAULTS = DataPrepOptions()
 
@@ -92,6 +93,11 @@ def _add_recipe_options(build: argparse.ArgumentParser) -> None:
                        action=argparse.BooleanOptionalAction, default=_DEFAULTS.whole_word_mask)
     build.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES,
                        default=_DEFAULTS.sentence_objective)
+    build.add_argument("--single_sentence_chunks", choices=SINGLE_SENTENCE_CHUNKS,
+                       default=_DEFAULTS.single_sentence_chunks,
+                       help="split: cut a one-sentence chunk into A and B (default); "
+                            "random_next: the original script's way, B from another document "
+                            "with label 1 even for SOP (to study the paper's numbers)")
     build.add_argument("--random_seed", type=int, default=_DEFAULTS.random_seed)
 
 
@@ -126,7 +132,8 @@ def _options(args) -> DataPrepOptions:
         short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
         max_predictions_per_seq=args.max_predictions_per_seq, ngram=args.ngram,
         favor_shorter_ngram=args.favor_shorter_ngram, whole_word_mask=args.whole_word_mask,
-        sentence_objective=args.sentence_objective, random_seed=args.random_seed,
+        sentence_objective=args.sentence_objective,
+        single_sentence_chunks=args.single_sentence_chunks, random_seed=args.random_seed,
         lower_case=args.lower_case, max_line_chars=args.max_line_chars, strict=args.strict)
 
 

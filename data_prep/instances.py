@@ -90,6 +90,12 @@ def uniform_int(rng: random.Random, low: int, high: int) -> int:
 
 def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
     """Returns (pair or None, number of chunk sentences to put back into the document)."""
+    if len(chunk) == 1 and options.single_sentence_chunks == "random_next" \
+            and len(documents) > 1:
+        stats.single_sentence_chunks_random_next += 1
+        first = chunk[0]
+        return SegmentPair(first, _random_next(documents, index, target - len(first), rng),
+                           1), 0
     if len(chunk) == 1:
         sentence = chunk[0]
         if len(sentence) < 2:

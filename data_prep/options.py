@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+SINGLE_SENTENCE_CHUNKS = ("split", "random_next")
 
 
 class DataPrepError(ValueError):
@@ -27,6 +28,11 @@ class DataPrepOptions:
         whole_word_mask: spans are made of whole words, not single pieces.
         sentence_objective: `sop` (swap A and B half the time), `nsp` (B from another
             document half the time) or `none` (A and B always in order, label 0).
+        single_sentence_chunks: what a chunk of one sentence becomes. `split` (default): the
+            sentence is cut at a random token into A and B, then labelled by the objective.
+            `random_next`: what the original script does, for studying the paper's numbers:
+            A is the sentence and B comes from another document with label 1, in SOP mode
+            too, so a share of the "SOP" examples are NSP negatives.
         random_seed: the output is a pure function of inputs, options and this seed.
         lower_case: lower-case text before SentencePiece (match how the model was trained).
         max_line_chars: longer lines are skipped as not being sentences (counted, or an error
@@ -43,6 +49,7 @@ class DataPrepOptions:
     favor_shorter_ngram: bool = True
     whole_word_mask: bool = True
     sentence_objective: str = "sop"
+    single_sentence_chunks: str = "split"
     random_seed: int = 12345
     lower_case: bool = True
     max_line_chars: int = 100_000
@@ -59,6 +66,12 @@ class DataPrepOptions:
             (self.sentence_objective in SENTENCE_OBJECTIVES,
              f"sentence_objective must be one of {', '.join(SENTENCE_OBJECTIVES)}, "
              f"got {self.sentence_objective!r}"),
+            (self.single_sentence_chunks in SINGLE_SENTENCE_CHUNKS,
+             f"single_sentence_chunks must be one of {', '.join(SINGLE_SENTENCE_CHUNKS)}, "
+             f"got {self.single_sentence_chunks!r}"),
+            (self.single_sentence_chunks == "split" or self.sentence_objective != "none",
+             "single_sentence_chunks random_next makes label-1 examples; it needs "
+             "sentence_objective sop or nsp"),
             (self.max_line_chars >= 1, "max_line_chars must be at least 1"),
         ]
         for ok, message in checks:

@@ -50,6 +50,7 @@ class ExampleStatistics:
     kept_original: int = 0
     replaced_by_random: int = 0
     single_sentence_chunks_split: int = 0
+    single_sentence_chunks_random_next: int = 0
     chunks_skipped: int = 0
     nsp_without_other_document: int = 0
     label_counts: dict[int, int] = dataclasses.field(default_factory=dict)

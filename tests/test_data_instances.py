@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from data_helpers import document_bounds, unique_token_documents
 from data_prep.instances import document_pairs
-from data_prep.options import DataPrepOptions
+from data_prep.options import DataPrepError, DataPrepOptions
 from data_prep.statistics import ExampleStatistics
 
 SIGNIFICANCE = 0.001
@@ -94,6 +94,49 @@ def test_single_sentence_documents_are_split_not_mixed_with_other_documents():
         assert max(before) < min(after)
     labels = [pair.label for _, pair in pairs]
     assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+
+
+@pytest.mark.parametrize("objective", ["sop", "nsp"])
+def test_random_next_single_sentence_chunks_are_the_originals_nsp_negatives(objective):
+    # The original script's way, kept as an option for studying the paper's Table 6: a
+    # one-sentence chunk is A whole, B starts at a sentence of another document, label 1.
+    documents = unique_token_documents(200, seed=5, sentences=(1, 1), length=(2, 40))
+    options = DataPrepOptions(max_seq_length=64, sentence_objective=objective,
+                              single_sentence_chunks="random_next")
+    pairs, stats = all_pairs(documents, options)
+    bounds = document_bounds(documents)
+    assert stats.single_sentence_chunks_random_next == len(pairs) == 3 * 200
+    assert stats.single_sentence_chunks_split == 0
+    for index, pair in pairs:
+        assert pair.label == 1
+        sentence = documents[index][0]  # trimming may take from either end
+        assert is_contiguous(pair.first) and sentence[0] <= pair.first[0]
+        assert pair.first[-1] <= sentence[-1]
+        assert document_of(pair.second[0], bounds) != index
+        assert is_contiguous(pair.second)
+
+
+def test_random_next_turns_the_sop_labels_as_the_original_does(corpus):
+    # Mixed documents: only one-sentence chunks change, so label 1 rises above one half by
+    # half their share (the original's 55/45 on a real corpus).
+    split_pairs, split_stats = all_pairs(corpus, DataPrepOptions(max_seq_length=64))
+    pairs, stats = all_pairs(corpus, DataPrepOptions(max_seq_length=64,
+                                                     single_sentence_chunks="random_next"))
+    singles = stats.single_sentence_chunks_random_next
+    assert singles > 0.05 * len(pairs)
+    assert abs(singles / len(pairs) - split_stats.single_sentence_chunks_split /
+               len(split_pairs)) < 0.03
+    labels = sum(pair.label for _, pair in pairs)
+    expected = singles + 0.5 * (len(pairs) - singles)
+    assert scipy_stats.binomtest(labels - singles, len(pairs) - singles).pvalue > SIGNIFICANCE
+    assert abs(labels - expected) < 4 * (len(pairs) ** 0.5)
+
+
+def test_random_next_needs_a_sentence_objective():
+    with pytest.raises(DataPrepError, match="single_sentence_chunks random_next"):
+        DataPrepOptions(sentence_objective="none", single_sentence_chunks="random_next")
+    with pytest.raises(DataPrepError, match="single_sentence_chunks must be one of"):
+        DataPrepOptions(single_sentence_chunks="swap")
 
 
 def test_one_piece_chunks_are_skipped():

@@ -40,8 +40,10 @@ def test_every_variant_of_every_file_makes_a_valid_pretraining_config(path, scal
         config = variant_config(spec, variant, model_dir="unused")
         assert config.data.max_seq_length == spec.shards.options.max_seq_length
         assert config.model.vocab_size == spec.tokenizer.vocab_size
-        for key, _ in spec.paper_columns:  # every paper column is filled for every row
-            assert key in variant.paper, (variant.name, key)
+        if variant.paper:  # a row the paper has fills every paper column
+            for key, _ in spec.paper_columns:
+                assert key in variant.paper, (variant.name, key)
+    assert sum(bool(variant.paper) for variant in spec.variants) >= 2
 
 
 @functools.cache
@@ -173,6 +175,29 @@ def test_bad_experiment_files_get_errors_that_name_the_field(tmp_path):
         experiment_from_mapping({**good, "variants": [good["variants"][0],
                                                       {"name": "x", "pretrian": {}}]},
                                 "micro", "f.yaml")
+    variant = {"name": "x", "pretrain": {"sentence_objective": "none"}}
+    with pytest.raises(ExperimentError, match=r"variants\[1\]\.shards: unknown field "
+                                              r"'sentence_objective'"):
+        experiment_from_mapping({**good, "variants": [good["variants"][0], {
+            **variant, "shards": {"sentence_objective": "sop"}}]}, "micro", "f.yaml")
+    with pytest.raises(ExperimentError, match=r"variant x: shards: option "
+                                              r"single_sentence_chunks random_next .* needs "
+                                              r"sentence_objective sop or nsp"):
+        experiment_from_mapping({**good, "variants": [good["variants"][0], {
+            **variant, "shards": {"single_sentence_chunks": "random_next"}}]},
+            "micro", "f.yaml")
+
+
+def test_a_variants_shard_changes_reach_only_its_own_data_prep_options(tmp_path):
+    document = _document(tmp_path)
+    document["variants"].append({"name": "sop_original", "pretrain": {
+        "sentence_objective": "sop"}, "shards": {"single_sentence_chunks": "random_next"}})
+    spec = experiment_from_mapping(document, "micro", "f.yaml")
+    sop, original = spec.variant("sop"), spec.variant("sop_original")
+    assert sop.shard_changes == {} and original.objective == "sop"
+    assert spec.shards.options_for("sop", original.shard_changes).single_sentence_chunks == \
+        "random_next"
+    assert spec.shards.options_for("sop").single_sentence_chunks == "split"
 
 
 def test_training_seconds_add_each_logged_interval_at_its_rate():
@@ -301,3 +326,6 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert experiment_main([*run, "--override", "pretrain.optimizer.learning_rate=0.01"]) == 2
     error = capsys.readouterr().err
     assert "optimizer.learning_rate: 0.002 -> 0.01" in error and "nsp/result.json" in error
+    # ... nor one whose training shards were made another way.
+    assert experiment_main([*run, "--override", "shards.masked_lm_prob=0.2"]) == 2
+    assert "training_data.shards.masked_lm_prob: 0.15 -> 0.2" in capsys.readouterr().err

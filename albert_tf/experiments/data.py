@@ -18,9 +18,11 @@ import dataclasses
 import hashlib
 import json
 import os
+from typing import Any, Mapping
 
 from albert_tf.experiments.spec import CorpusSource, ExperimentSpec
 from data_prep.local_corpus import make_corpus
+from data_prep.options import DataPrepOptions
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
@@ -78,11 +80,10 @@ class ExperimentData:
         self._spm_model = prefix + ".model"
         return self._spm_model
 
-    def _shards(self, split: str, sources, files, objective: str, dupe_factor: int,
+    def _shards(self, split: str, sources, files, options: DataPrepOptions,
                 num_shards: int) -> str:
         shard_spec = self.spec.shards
-        options = dataclasses.replace(shard_spec.options, sentence_objective=objective,
-                                      dupe_factor=dupe_factor)
+        objective = options.sentence_objective
         names = "+".join(source.name for source in sources)
         key = _digest(files, self.spm_model(), dataclasses.asdict(options), num_shards)
         folder = os.path.join(self.data_dir, "shards", f"{split}-{names}-{objective}-{key}")
@@ -91,14 +92,18 @@ class ExperimentData:
         build_shards(plan, shard_spec.num_workers, progress=self.progress)
         return os.path.join(folder, "*.tfrecord")
 
-    def train_shards(self, sources: tuple[CorpusSource, ...], objective: str) -> str:
-        """A glob of training shards over `sources` built for `objective`."""
+    def train_shards(self, sources: tuple[CorpusSource, ...], objective: str,
+                     changes: Mapping[str, Any] | None = None) -> str:
+        """A glob of training shards over `sources` built for `objective`, with a variant's
+        `changes` to the data-prep options."""
         files = tuple(path for source in sources for path in self.text_files(source)[0])
-        return self._shards("train", sources, files, objective,
-                            self.spec.shards.options.dupe_factor, self.spec.shards.num_shards)
+        return self._shards("train", sources, files,
+                            self.spec.shards.options_for(objective, changes),
+                            self.spec.shards.num_shards)
 
     def heldout_shards(self, objective: str) -> str:
         """A glob of held-out shards (the first source's held-out documents) for `objective`."""
         first = self.spec.corpus.sources[0]
-        return self._shards("heldout", (first,), self.text_files(first)[1], objective,
-                            self.spec.shards.heldout_dupe_factor, 1)
+        options = self.spec.shards.options_for(
+            objective, {"dupe_factor": self.spec.shards.heldout_dupe_factor})
+        return self._shards("heldout", (first,), self.text_files(first)[1], options, 1)

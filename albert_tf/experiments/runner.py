@@ -64,19 +64,25 @@ def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
 def _prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
                      work_dir: str) -> PretrainConfig:
     """`variant_config` with the variant's shards made (or found) and its tokenizer's size."""
-    objective = variant.pretrain.get("sentence_objective", "sop")
+    objective = variant.objective
     return variant_config(
         spec, variant, os.path.join(work_dir, variant.name),
-        [data.train_shards(variant.corpus_sources, objective)],
+        [data.train_shards(variant.corpus_sources, objective, variant.shard_changes)],
         [data.heldout_shards("sop" if objective == "none" else objective)],
         Tokenizer(data.spm_model()).vocab_size)
 
 
-def _what_it_computes(config: PretrainConfig) -> dict[str, Any]:
+def _what_it_computes(spec: ExperimentSpec, variant: VariantSpec,
+                      config: PretrainConfig) -> dict[str, Any]:
+    """The settings a result depends on: the run config without places, and how the training
+    shards were made (their sources and data-prep options)."""
     settings = config.to_dict()
     for section, key in _PLACE_KEYS:
         settings[section].pop(key, None)
     settings.pop("distribution", None)
+    settings["training_data"] = {
+        "sources": [source.name for source in variant.corpus_sources],
+        "shards": spec.shards.options_for(variant.objective, variant.shard_changes).to_dict()}
     return settings
 
 
@@ -88,7 +94,8 @@ def _differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
 
 
-def finished_result(config: PretrainConfig) -> dict[str, Any] | None:
+def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig
+                    ) -> dict[str, Any] | None:
     """The stored result of the variant run at `config.train.model_dir`, if it was made with
     the same settings; raises ExperimentError naming the settings that differ otherwise."""
     path = os.path.join(config.train.model_dir, RESULT_FILE)
@@ -96,7 +103,7 @@ def finished_result(config: PretrainConfig) -> dict[str, Any] | None:
         return None
     with open(path, encoding="utf-8") as f:
         result = json.load(f)
-    differences = _differences(result["settings"], _what_it_computes(config))
+    differences = _differences(result["settings"], _what_it_computes(spec, variant, config))
     if differences:
         raise ExperimentError(
             f"{path} was made with other settings than the experiment file now gives "
@@ -120,7 +127,7 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
     """Pretrains (or resumes, or finds finished) one variant, scores it on the held-out sets
     and fine-tunes it on the downstream tasks not done yet."""
     config = _prepared_config(spec, variant, data, folders.work_dir)
-    result = finished_result(config)
+    result = finished_result(spec, variant, config)
     if result is not None:
         print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
               f"not running it again")
@@ -174,7 +181,7 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
                         config.train.steps_per_epoch)
     result = {
         "name": variant.name, "label": variant.label, "group": variant.group,
-        "settings": _what_it_computes(config), "final_step": trained.final_step,
+        "settings": _what_it_computes(spec, variant, config), "final_step": trained.final_step,
         "parameters": dict(parameter_counts(model.encoder).rows()),
         "metrics": {
             "mlm_accuracy": accuracy["mlm"], "nsp_accuracy": accuracy["nsp"],

@@ -27,7 +27,8 @@ file declares. The layout:
 Anywhere in `variants`, a mapping whose keys are scale names gives one value per scale, e.g.
 `embedding_size: {paper: 768, mini: 32}`. A variant may also replace `corpus.sources` (the
 additional-data table trains on more text; every variant is evaluated on the held-out
-documents of the scale's first source). `include: <file>` may appear in any mapping of a
+documents of the scale's first source) and change how its training shards are made with
+`shards: {<albert-data build option>: value}` (its held-out sets stay the scale's). `include: <file>` may appear in any mapping of a
 scale, relative to the file that holds it.
 
 A corpus source is a built-in one (`python-docs`, `stdlib-docstrings`: text already on the
@@ -45,7 +46,7 @@ from typing import Any, Mapping, Sequence
 from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
                               load_yaml_mapping)
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
-from data_prep.options import DataPrepOptions
+from data_prep.options import DataPrepError, DataPrepOptions
 
 # What the runner measures for every variant; `report.metrics` picks and orders them.
 METRICS = {
@@ -106,6 +107,15 @@ class ShardSpec:
     num_workers: int = 1
     heldout_dupe_factor: int = 1
 
+    def options_for(self, objective: str, changes: Mapping[str, Any] | None = None,
+                    where: str = "shards") -> DataPrepOptions:
+        """The data-prep options of shards for `objective`, with a variant's `changes`."""
+        try:
+            return dataclasses.replace(self.options, sentence_objective=objective,
+                                       **(changes or {}))
+        except DataPrepError as error:
+            raise ExperimentError(f"{where}: {error}") from None
+
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationSpec:
@@ -141,7 +151,13 @@ class VariantSpec:
     pretrain: dict[str, Any]  # the complete albert-pretrain mapping, data files not yet set
     corpus_sources: tuple[CorpusSource, ...]
     group: str = ""
+    shard_changes: dict[str, Any] = dataclasses.field(default_factory=dict)  # training shards
     paper: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def objective(self) -> str:
+        """The sentence-level objective its shards are made for."""
+        return self.pretrain.get("sentence_objective", "sop")
 
     @property
     def row_label(self) -> str:
@@ -209,6 +225,10 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
                               f"(known: {', '.join(METRICS)})")
     variants = _variants(document.get("variants"), settings, corpus, scale, tuple(scales),
                          source)
+    shards = _shards(_mapping(settings.get("shards", {}), f"{where}: shards"), where)
+    for variant in variants:
+        shards.options_for(variant.objective, variant.shard_changes,
+                           f"{source}: variant {variant.name}: shards")
     return ExperimentSpec(
         name=str(document.get("name") or os.path.splitext(os.path.basename(source))[0]),
         title=str(document.get("title", "")), scale=scale, scales=tuple(scales),
@@ -218,7 +238,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
         tokenizer=dataclass_from_mapping(
             TokenizerSpec, _mapping(settings.get("tokenizer", {}), f"{where}: tokenizer"),
             f"{where}: tokenizer"),
-        shards=_shards(_mapping(settings.get("shards", {}), f"{where}: shards"), where),
+        shards=shards,
         evaluation=dataclass_from_mapping(
             EvaluationSpec, _mapping(settings.get("evaluation", {}), f"{where}: evaluation"),
             f"{where}: evaluation"),
@@ -333,6 +353,13 @@ def _shards(mapping: dict[str, Any], where: str) -> ShardSpec:
     return ShardSpec(options, **layout)
 
 
+def _check_shard_changes(changes: Mapping[str, Any], where: str) -> None:
+    """A variant may change data-prep options of its training shards, nothing else."""
+    known = [field.name for field in dataclasses.fields(DataPrepOptions)
+             if field.name != "sentence_objective"]
+    _check_keys(changes, known, where)
+
+
 def _downstream(value, where: str) -> tuple[DownstreamSpec, ...]:
     if not isinstance(value, Sequence) or isinstance(value, str):
         raise ExperimentError(f"{where} must be a list of {{task, data_dir, ...}}")
@@ -392,7 +419,8 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
     for index, item in enumerate(value):
         where = f"{source}: variants[{index}]"
         item = _mapping(item, where)
-        _check_keys(item, ("name", "label", "group", "pretrain", "corpus", "paper"), where)
+        _check_keys(item, ("name", "label", "group", "pretrain", "corpus", "shards", "paper"),
+                    where)
         name = item.get("name")
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ExperimentError(f"{where}: 'name' must be a folder-safe name (letters, "
@@ -404,11 +432,14 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
         _check_keys(corpus_change, ("sources",), f"{where}.corpus")
         sources = (_sources(corpus_change["sources"], f"{where}.corpus.sources")
                    if "sources" in corpus_change else corpus.sources)
+        shard_changes = resolve_scale(_mapping(item.get("shards", {}), f"{where}.shards"),
+                                      scale, scales, f"{where}.shards")
+        _check_shard_changes(shard_changes, f"{where}.shards")
         label, group = (resolve_scale(item.get(key, default), scale, scales, f"{where}.{key}")
                         for key, default in (("label", name), ("group", "")))
         variants.append(VariantSpec(
             name=name, label=str(label), pretrain=deep_merge(base, changes),
-            corpus_sources=sources, group=str(group),
+            corpus_sources=sources, group=str(group), shard_changes=shard_changes,
             paper=_mapping(item.get("paper", {}), f"{where}.paper")))
     names = [variant.name for variant in variants]
     duplicates = sorted({name for name in names if names.count(name) > 1})
