@@ -184,9 +184,12 @@ def test_cli_train_build_inspect(corpus, tmp_path, capsys):
     assert main(["build", "--input", str(corpus / "a.txt"), "--spm_model",
                  str(tmp_path / "spm.model"), "--output_dir", str(tmp_path / "out"),
                  "--max_seq_length", "48", "--dupe_factor", "1", "--max_predictions_per_seq",
-                 "8", "--num_shards", "2", "--no_progress", "--sentence_objective", "nsp"]) == 0
+                 "8", "--num_shards", "2", "--no_progress", "--sentence_objective", "nsp",
+                 "--single_sentence_chunks", "random_next"]) == 0
     assert "examples in 2 shards" in capsys.readouterr().out
-    assert read_manifest(str(tmp_path / "out"))["options"]["sentence_objective"] == "nsp"
+    options = read_manifest(str(tmp_path / "out"))["options"]
+    assert options["sentence_objective"] == "nsp"
+    assert options["single_sentence_chunks"] == "random_next"
     assert main(["inspect", str(tmp_path / "out" / "train-00000-of-00002.tfrecord"),
                  "--count", "2"]) == 0
     out = capsys.readouterr().out
