@@ -71,9 +71,9 @@ def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str)
                   [scale * value if value is not None else 0 for value in ours], width,
                   color=[f"C{i % 10}" for i in positions], label=f"ours ({spec.scale})")
         if width < 0.5:
-            panel.bar([p + width / 2 for p in positions],
-                      [value if value is not None else 0 for value in paper], width,
-                      color="white", edgecolor="gray", hatch="//", label="paper")
+            reported = [(p, value) for p, value in zip(positions, paper) if value is not None]
+            panel.bar([p + width / 2 for p, _ in reported], [value for _, value in reported],
+                      width, color="white", edgecolor="gray", hatch="//", label="paper")
             panel.legend(fontsize=7)
         if metric in CHANCE:
             panel.axhline(100 * CHANCE[metric], color="gray", linestyle="--", linewidth=1)
