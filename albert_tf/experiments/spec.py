@@ -28,8 +28,8 @@ Anywhere in `variants`, a mapping whose keys are scale names gives one value per
 `embedding_size: {paper: 768, mini: 32}`. A variant may also replace `corpus.sources` (the
 additional-data table trains on more text; every variant is evaluated on the held-out
 documents of the scale's first source) and change how its training shards are made with
-`shards: {<albert-data build option>: value}` (its held-out sets stay the scale's). `include: <file>` may appear in any mapping of a
-scale, relative to the file that holds it.
+`shards: {<albert-data build option>: value}` (its held-out sets stay the scale's).
+`include: <file>` may appear in any mapping of a scale, relative to the file that holds it.
 
 A corpus source is a built-in one (`python-docs`, `stdlib-docstrings`: text already on the
 machine, split into training and held-out documents here) or a mapping
