@@ -26,21 +26,7 @@ from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E40
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
-from common import machine, write_result  # noqa: E402
-
-
-def measure_matmul_peak(size: int = 2048, repeats: int = 10) -> float:
-    """FLOP/s of the best of several float32 matmuls of two size x size matrices."""
-    a = tf.random.normal((size, size))
-    b = tf.random.normal((size, size))
-    matmul = tf.function(lambda x, y: tf.matmul(x, y))
-    matmul(a, b).numpy()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        matmul(a, b).numpy()
-        best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 / best
+from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
 
 
 def make_step(encoder, jit_compile: bool):
@@ -95,7 +81,7 @@ def run(args) -> dict:
                 rows.append(row)
                 print(format_row(row), flush=True)
     return {"benchmark": "encoder_step", **machine(),
-            "tensorflow": tf.__version__, "device": "CPU",
+            "tensorflow": tf.__version__, **device_info(tf.distribute.get_strategy()),
             "matmul_peak_gflops": peak / 1e9, "rows": rows}
 
 

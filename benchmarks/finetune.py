@@ -52,8 +52,7 @@ from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 
 sys.path.append(_HERE)
-from common import machine, write_result  # noqa: E402
-from encoder_step import measure_matmul_peak  # noqa: E402
+from common import machine, measure_matmul_peak, write_result  # noqa: E402
 from serving import sentencepiece_model  # noqa: E402
 
 

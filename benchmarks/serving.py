@@ -47,8 +47,7 @@ from data_prep.normalize import normalize_text  # noqa: E402
 from data_prep.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
 
 sys.path.append(_HERE)
-from common import machine, write_result  # noqa: E402
-from encoder_step import measure_matmul_peak  # noqa: E402
+from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
 
 HEADER = (f"{'preset':<12} {'xla':<4} {'batch':>5} {'requests':>8} {'p50 ms':>9} {'p99 ms':>9} "
           f"{'first ms':>9} {'tokenize p50 ms':>15} {'tokenize %':>10} {'texts/s':>8} "
@@ -155,7 +154,7 @@ def main() -> None:
                 rows += measure(preset, spm_model, texts, jit_compile, folder,
                                 plan.get(preset, {1: 100, 32: 20}), peak, args.seq_length)
     result = {"benchmark": "serving", **machine(), "tensorflow": tf.__version__,
-              "device": "CPU", "matmul_peak_gflops": peak / 1e9,
+              **device_info(tf.distribute.get_strategy()), "matmul_peak_gflops": peak / 1e9,
               "spm_model": args.spm_model or "8,000 pieces trained on stdlib docstrings",
               "rows": rows}
     output = write_result(result, "serving", args.output)

@@ -17,6 +17,13 @@ compiling) is a warm-up, the next `--executions` rounds are timed and each varia
 execution is reported (the machine's speed drifts by 10% or more between minutes). FLOPs
 come from `albert_tf.flops.pretraining_step_flops`; the peak is a large float32 matmul
 measured in the same run (before and after the models; the higher one counts).
+The BERT presets (`bert_base`, `bert_large`: our encoder with one unshared block per layer and
+E = H) run our implementation only, so the ALBERT/BERT step-time ratios of the paper's Table 3
+can be read off one run (`table3` in the JSON). Variants: `--modes` (plain, xla) x
+`--precisions` (float32 and, with `auto`, the mixed-precision policy the device runs fast:
+bf16 on TPUs, Ampere GPUs and CPUs with AVX512-BF16/AMX, fp16 on Volta/Turing GPUs).
+`--strategy` picks the device as `albert-pretrain` does (default: the GPU if there is one,
+else the CPU; `tpu` with `--tpu`); the JSON records the device.
 Prints a markdown table and writes JSON to `benchmarks/results/train_step-<host>.json`.
 """
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import resource
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -35,17 +43,23 @@ import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
 from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
+from albert_tf.distribute import STRATEGIES, DistributionConfig, create_strategy  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs  # noqa: E402
 from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_loss,  # noqa: E402
                                          sentence_loss)
 from albert_tf.optimization import OptimizerConfig, create_optimizer  # noqa: E402
+from albert_tf.precision import precision_policy  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
-from common import machine, write_result  # noqa: E402
-from encoder_step import measure_matmul_peak  # noqa: E402
+from common import (device_info, device_peak_memory_gib, machine,  # noqa: E402
+                    measure_matmul_peak, write_result)
+from summary import table3_table, train_step_table  # noqa: E402
 
 DECAY_STEPS = 1_000_000  # any number above the default warm-up; the schedule does not matter
 DEFAULT_STEPS = {"tiny": 50}  # steps per execution; other presets: 5
+# Table 3 of the paper: data throughput relative to BERT-xlarge on the same hardware.
+PAPER_SPEEDUP = {"bert_base": 17.7, "bert_large": 3.8, "bert_xlarge": 1.0,
+                 "albert_base": 21.1, "albert_large": 6.5, "albert_xlarge": 2.4}
 
 
 def random_pretraining_batch(config, batch_size: int, seq_length: int,
@@ -107,10 +121,8 @@ class ModelGardenPretrainer(tf_keras.Model):
             next_sentence_loss = sentence_loss(outputs["sentence_logits"],
                                                features["next_sentence_labels"])
             loss = mlm_loss + next_sentence_loss
-        variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
-        self.optimizer.apply_gradients(
-            [(g, v) for g, v in zip(gradients, variables) if g is not None])
+        # minimize() drops the pooler's missing gradients and scales the loss under fp16.
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
         self._trackers["lm_example_loss"].update_state(mlm_loss)
         self._trackers["masked_lm_accuracy"].update_state(
             features["masked_lm_ids"], outputs["mlm_logits"], features["masked_lm_weights"])
@@ -146,13 +158,17 @@ class ExecutionTimer(tf_keras.callbacks.Callback):
         self.seconds.append(time.perf_counter() - self._start)
 
 
-def compiled_trainer(implementation: str, config, batch, jit_compile: bool, steps: int):
-    """A built model of `implementation` compiled with our LAMB, `steps` steps per execution."""
+def compiled_trainer(implementation: str, config, batch, jit_compile: bool, steps: int,
+                     precision: str = "float32"):
+    """A built model of `implementation` under the `precision` policy, compiled with our LAMB
+    (tf_keras wraps it in a loss-scale optimizer under mixed_float16), `steps` steps per
+    execution. Call it inside the strategy's scope."""
     tf_keras.utils.set_random_seed(0)
-    model = BUILDERS[implementation](config)
-    model(batch, training=False)
-    model.compile(optimizer=create_optimizer(OptimizerConfig(), DECAY_STEPS),
-                  steps_per_execution=steps, jit_compile=jit_compile)
+    with precision_policy(precision):
+        model = BUILDERS[implementation](config)
+        model(batch, training=False)
+        model.compile(optimizer=create_optimizer(OptimizerConfig(), DECAY_STEPS),
+                      steps_per_execution=steps, jit_compile=jit_compile)
     return model
 
 
@@ -170,7 +186,7 @@ def time_in_turns(trainers: dict, batch, steps: int, executions: int) -> dict[tu
             if round_:
                 times[key].append(timer.seconds[0] / steps)
         print(f"  round {round_}: " + ", ".join(
-            f"{key[0]}{' XLA' if key[1] else ''} {timer_ms(times[key])}" for key in trainers),
+            f"{variant_name(*key)} {timer_ms(times[key])}" for key in trainers),
             flush=True)
     return times
 
@@ -179,7 +195,20 @@ def timer_ms(seconds: list[float]) -> str:
     return f"{seconds[-1] * 1e3:.0f} ms/step" if seconds else "warm-up"
 
 
-def run_preset(args, preset: str, peak: float) -> list[dict]:
+def variant_name(implementation: str, jit_compile: bool, precision: str) -> str:
+    return (implementation + (" XLA" if jit_compile else "")
+            + ("" if precision == "float32" else f" {precision}"))
+
+
+def implementations_for(preset: str, requested: list[str]) -> list[str]:
+    """Model Garden's AlbertEncoder shares its one block over all layers and factorizes the
+    embedding, so it cannot build a BERT preset; those run ours only."""
+    if preset.startswith("bert"):
+        return [name for name in requested if name == "albert_tf"]
+    return requested
+
+
+def run_preset(args, preset: str, strategy, precisions: list[str]) -> list[dict]:
     config = load_preset(preset)
     batch_size = args.batch_size_tiny if preset == "tiny" else args.batch_size_base
     steps = args.steps or DEFAULT_STEPS.get(preset, 5)
@@ -187,42 +216,76 @@ def run_preset(args, preset: str, peak: float) -> list[dict]:
     flops = pretraining_step_flops(config, batch_size, args.seq_length, args.num_predictions)
     print(f"{preset}: batch {batch_size}, {steps} steps per execution", flush=True)
     tf_keras.backend.clear_session()
-    trainers = {(implementation, jit_compile): compiled_trainer(implementation, config, batch,
-                                                                 jit_compile, steps)
-                for implementation in args.implementations for jit_compile in (False, True)}
+    with strategy.scope():
+        trainers = {(implementation, mode == "xla", precision):
+                    compiled_trainer(implementation, config, batch, mode == "xla", steps,
+                                     precision)
+                    for implementation in implementations_for(preset, args.implementations)
+                    for mode in args.modes for precision in precisions}
     times = time_in_turns(trainers, batch, steps, args.executions)
     rows = []
-    for (implementation, jit_compile), per_execution in times.items():
+    for (implementation, jit_compile, precision), per_execution in times.items():
         seconds = min(per_execution)
         rows.append({"model": preset, "implementation": implementation, "xla": jit_compile,
+                     "precision": precision,
                      "batch_size": batch_size, "seq_length": args.seq_length,
                      "num_predictions": args.num_predictions, "steps_per_execution": steps,
                      "step_seconds": seconds,
                      "step_seconds_median": float(np.median(per_execution)),
                      "step_seconds_per_execution": per_execution,
                      "examples_per_second": batch_size / seconds, "gflop_per_step": flops / 1e9,
-                     "achieved_gflops": flops / seconds / 1e9, "mfu": flops / seconds / peak})
+                     "achieved_gflops": flops / seconds / 1e9})
+    memory = {"rss_gib": psutil.Process().memory_info().rss / 2 ** 30,
+              "peak_rss_gib_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
+              "device_peak_memory_gib": device_peak_memory_gib(),
+              "load_average_1min": os.getloadavg()[0]}
     for row in rows:
-        row.update(rss_gib=psutil.Process().memory_info().rss / 2 ** 30,
-                   load_average_1min=os.getloadavg()[0])
+        row.update(memory)
     add_speedups(rows)
     return rows
 
 
 def add_speedups(rows: list[dict]) -> None:
-    """Our step time's speed-up over Model Garden's in the same mode and over its fastest."""
-    garden = {r["xla"]: r["step_seconds"] for r in rows if r["implementation"] == "model_garden"}
+    """Our step time's speed-up over Model Garden's in the same mode and precision, and over
+    its fastest mode in that precision."""
+    garden = {(r["xla"], r["precision"]): r["step_seconds"] for r in rows
+              if r["implementation"] == "model_garden"}
     for row in rows:
-        if row["implementation"] == "albert_tf" and row["xla"] in garden:
-            row["speedup_over_model_garden"] = garden[row["xla"]] / row["step_seconds"]
-            row["speedup_over_fastest_model_garden"] = (min(garden.values())
-                                                        / row["step_seconds"])
+        key = (row["xla"], row["precision"])
+        if row["implementation"] == "albert_tf" and key in garden:
+            row["speedup_over_model_garden"] = garden[key] / row["step_seconds"]
+            row["speedup_over_fastest_model_garden"] = (
+                min(v for (_, precision), v in garden.items() if precision == key[1])
+                / row["step_seconds"])
+
+
+def table3_ratios(rows: list[dict]) -> list[dict]:
+    """ALBERT's speed-up over BERT of the same size (step time of bert_X over albert_X, our
+    implementation, same mode and precision), beside the paper's Table 3 ratio."""
+    ours = {(r["model"], r["xla"], r["precision"]): r for r in rows
+            if r["implementation"] == "albert_tf"}
+    ratios = []
+    for (model, jit_compile, precision), albert in ours.items():
+        bert = ours.get((model.replace("albert_", "bert_"), jit_compile, precision))
+        if not model.startswith("albert_") or bert is None:
+            continue
+        if bert["batch_size"] != albert["batch_size"]:
+            continue
+        size = model.split("_", 1)[1]
+        ratios.append({"size": size, "xla": jit_compile, "precision": precision,
+                       "albert_step_seconds": albert["step_seconds"],
+                       "bert_step_seconds": bert["step_seconds"],
+                       "albert_over_bert_speedup": bert["step_seconds"] / albert["step_seconds"],
+                       "paper_albert_over_bert_speedup": (PAPER_SPEEDUP[model]
+                                                          / PAPER_SPEEDUP[f"bert_{size}"])})
+    return ratios
 
 
 def target_summary(rows: list[dict]) -> dict:
-    """The issue's targets for albert_base: our XLA step >= 1.2x Model Garden's, MFU >= 50%."""
+    """The issue's targets for albert_base in float32: our XLA step >= 1.2x Model Garden's
+    (its fastest mode), MFU >= 50%."""
     ours = [r for r in rows if r["model"] == "albert_base" and r["xla"]
-            and r["implementation"] == "albert_tf"]
+            and r["implementation"] == "albert_tf" and r["precision"] == "float32"]
     if not ours or "speedup_over_model_garden" not in ours[0]:
         return {}
     row = ours[0]
@@ -232,46 +295,63 @@ def target_summary(rows: list[dict]) -> dict:
             "met": (row["speedup_over_fastest_model_garden"] >= 1.2 and row["mfu"] >= 0.5)}
 
 
-def markdown_table(rows: list[dict]) -> str:
-    lines = ["| model | implementation | mode | batch | ms/step | examples/s | GFLOP/s | MFU "
-             "| speed-up over Model Garden |", "|" + "---|" * 9]
-    for r in rows:
-        speedup = r.get("speedup_over_model_garden")
-        lines.append(
-            f"| {r['model']} | {r['implementation']} | {'XLA' if r['xla'] else 'plain'} "
-            f"| {r['batch_size']} | {r['step_seconds'] * 1e3:.1f} "
-            f"| {r['examples_per_second']:.1f} | {r['achieved_gflops']:.1f} "
-            f"| {r['mfu'] * 100:.1f}% | {f'{speedup:.2f}x' if speedup else '-'} |")
-    return "\n".join(lines)
+def compute_dtype(precision: str) -> str:
+    return {"mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}.get(precision, "float32")
 
 
 def run(args) -> dict:
-    peak_before = measure_matmul_peak()
-    print(f"measured float32 matmul peak: {peak_before / 1e9:.1f} GFLOP/s "
-          f"({os.cpu_count()} logical CPUs)", flush=True)
-    rows = [row for preset in args.models for row in run_preset(args, preset, peak_before)]
-    peak_after = measure_matmul_peak()
-    peak = max(peak_before, peak_after)
-    for row in rows:  # MFU against the higher of the two peak measurements
-        row["mfu"] = row["achieved_gflops"] * 1e9 / peak
-    return {"benchmark": "train_step", **machine(), "tensorflow": tf.__version__,
+    strategy = create_strategy(DistributionConfig(strategy=args.strategy, tpu=args.tpu))
+    device = device_info(strategy)
+    precisions = list(args.precisions)
+    if "auto" in precisions:
+        precisions = ["float32"] + ([device["mixed_precision"]] if device["mixed_precision"]
+                                    else [])
+    print(f"device: {device['device']} ({device['device_name']}), precisions: "
+          f"{', '.join(precisions)}; mixed precision: {device['mixed_precision_reason']}",
+          flush=True)
+    dtypes = sorted({compute_dtype(p) for p in precisions})
+
+    def peaks() -> dict[str, float]:
+        with strategy.scope():
+            return {dtype: measure_matmul_peak(dtype=dtype) for dtype in dtypes}
+
+    peaks_before = peaks()
+    print("measured matmul peak: " + ", ".join(f"{d} {v / 1e9:.1f} GFLOP/s"
+                                                for d, v in peaks_before.items()), flush=True)
+    rows = [row for preset in args.models
+            for row in run_preset(args, preset, strategy, precisions)]
+    peaks_after = peaks()
+    peak = {dtype: max(peaks_before[dtype], peaks_after[dtype]) for dtype in dtypes}
+    for row in rows:  # MFU against the higher of the two peak measurements of its dtype
+        row["mfu"] = row["achieved_gflops"] * 1e9 / peak[compute_dtype(row["precision"])]
+    return {"benchmark": "train_step", **machine(), **device, "tensorflow": tf.__version__,
             "tf_keras": tf_keras.__version__,
             "tf_models_official": importlib.metadata.version("tf-models-official"),
-            "device": "CPU",
+            "strategy": args.strategy,
             "optimizer": "albert_tf.optimization.Lamb (OptimizerConfig defaults)",
-            "matmul_peak_gflops": peak / 1e9,
-            "matmul_peak_gflops_before_after": [peak_before / 1e9, peak_after / 1e9],
+            "matmul_peak_gflops": peak["float32"] / 1e9 if "float32" in peak else None,
+            "matmul_peak_gflops_by_dtype": {d: v / 1e9 for d, v in peak.items()},
+            "matmul_peak_gflops_before_after": {d: [peaks_before[d] / 1e9, peaks_after[d] / 1e9]
+                                                for d in dtypes},
+            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
             "executions": args.executions, "note": args.note,
-            "targets_albert_base": target_summary(rows), "rows": rows}
+            "targets_albert_base": target_summary(rows), "table3": table3_ratios(rows),
+            "rows": rows}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["tiny", "albert_base"],
-                        help="model presets (albert_tf/configs/models)")
+                        help="model presets (albert_tf/configs/models), e.g. bert_base")
     parser.add_argument("--implementations", nargs="+", default=list(BUILDERS),
                         choices=list(BUILDERS))
+    parser.add_argument("--modes", nargs="+", default=["plain", "xla"], choices=["plain", "xla"])
+    parser.add_argument("--precisions", nargs="+", default=["auto"],
+                        choices=["auto", "float32", "mixed_bfloat16", "mixed_float16"],
+                        help="auto: float32 and the mixed policy the device runs fast, if any")
+    parser.add_argument("--strategy", default="default", choices=STRATEGIES)
+    parser.add_argument("--tpu", default="", help="with --strategy tpu: its name or address")
     parser.add_argument("--steps", type=int, default=None,
                         help="timed steps per execution (steps_per_execution); "
                              "default 50 for tiny, 5 otherwise")
@@ -287,8 +367,10 @@ def main():
     args = parser.parse_args()
     result = run(args)
     output = write_result(result, "train_step", args.output)
-    print(f"\nfloat32 matmul peak {result['matmul_peak_gflops']:.1f} GFLOP/s\n")
-    print(markdown_table(result["rows"]))
+    print(f"\nmatmul peak (GFLOP/s): {result['matmul_peak_gflops_by_dtype']}\n")
+    print(train_step_table(result["rows"]))
+    if result["table3"]:
+        print("\n" + table3_table(result["table3"]))
     if result["targets_albert_base"]:
         print(f"albert_base targets (XLA >= 1.2x Model Garden's fastest, MFU >= 50%): "
               f"{result['targets_albert_base']}")

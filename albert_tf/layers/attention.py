@@ -77,22 +77,29 @@ class AttentionBlock(tf_keras.layers.Layer):
         build_sublayer(self.layer_norm, hidden_shape)
         super().build(input_shape)
 
-    def _split_heads(self, x, batch_size, seq_length):
-        return tf.reshape(x, [batch_size, seq_length, self.num_attention_heads, self.head_size])
+    def _split_heads(self, x, batch_size, seq_length, permutation):
+        """`(batch_size, seq_length, hidden_size)` to per-head slices in `permutation` order
+        of (batch, seq, head, head_size)."""
+        heads = tf.reshape(x, [batch_size, seq_length, self.num_attention_heads, self.head_size])
+        return tf.transpose(heads, permutation)
 
     def call(self, hidden, attention_bias, training=None):
         batch_size, seq_length = tf.shape(hidden)[0], tf.shape(hidden)[1]
         scale = tf.cast(1.0 / math.sqrt(self.head_size), self.compute_dtype)
-        query = self._split_heads(self.query(hidden) * scale, batch_size, seq_length)
-        key = self._split_heads(self.key(hidden), batch_size, seq_length)
-        value = self._split_heads(self.value(hidden), batch_size, seq_length)
+        # Heads go in front as batch dimensions of plain matmuls, keys already transposed:
+        # (b, n, q, d) x (b, n, d, k). Fewer copies than einsum's layouts; about 15% faster
+        # fwd + bwd at albert_base shapes, with and without XLA (README, Performance).
+        query = self._split_heads(self.query(hidden) * scale, batch_size, seq_length,
+                                  [0, 2, 1, 3])
+        key = self._split_heads(self.key(hidden), batch_size, seq_length, [0, 2, 3, 1])
+        value = self._split_heads(self.value(hidden), batch_size, seq_length, [0, 2, 1, 3])
 
-        scores = tf.einsum("bqnd,bknd->bnqk", query, key)
+        scores = tf.matmul(query, key)  # (batch, heads, queries, keys)
         scores = tf.cast(scores, tf.float32) + attention_bias
         probabilities = tf.cast(tf.nn.softmax(scores, axis=-1), self.compute_dtype)
         probabilities = self.probability_dropout(probabilities, training=training)
 
-        context = tf.einsum("bnqk,bknd->bqnd", probabilities, value)
+        context = tf.transpose(tf.matmul(probabilities, value), [0, 2, 1, 3])
         context = tf.reshape(context, [batch_size, seq_length, self.hidden_size])
         attended = self.output_dropout(self.output_dense(context), training=training)
         return self.layer_norm(hidden + attended)

@@ -1,0 +1,205 @@
+"""The markdown tables of the benchmark results and the check of the performance targets.
+
+Pure Python over the benchmarks' JSON (no TensorFlow), so `run_all.py` can summarize a run
+and the tests can check the arithmetic on hand-made results.
+"""
+
+from __future__ import annotations
+
+# The issue's targets on a CPU machine (see the README, Performance).
+ORIGINAL_EXAMPLES_PER_SECOND = 400  # the original create_pretraining_data.py, seq 128, dupe 2
+DATA_PREP_TIMES_ORIGINAL = 25
+XLA_SPEEDUP_OVER_MODEL_GARDEN = 1.2
+ALBERT_BASE_MFU = 0.5
+
+
+def mode_name(row: dict) -> str:
+    return "XLA" if row["xla"] else "plain"
+
+
+def train_step_table(rows: list[dict]) -> str:
+    lines = ["| model | implementation | mode | precision | batch | ms/step | examples/s "
+             "| GFLOP/s | MFU | speed-up over Model Garden | peak RSS GiB |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        speedup = r.get("speedup_over_model_garden")
+        lines.append(
+            f"| {r['model']} | {r['implementation']} | {mode_name(r)} "
+            f"| {r['precision']} | {r['batch_size']} | {r['step_seconds'] * 1e3:.1f} "
+            f"| {r['examples_per_second']:.1f} | {r['achieved_gflops']:.1f} "
+            f"| {r['mfu'] * 100:.1f}% | {f'{speedup:.2f}x' if speedup else '-'} "
+            f"| {r.get('peak_rss_gib_so_far', float('nan')):.2f} |")
+    return "\n".join(lines)
+
+
+def table3_table(ratios: list[dict]) -> str:
+    lines = ["| size | mode | precision | ALBERT ms/step | BERT ms/step "
+             "| ALBERT / BERT speed-up | paper (Table 3) |", "|---|---|---|---:|---:|---:|---:|"]
+    for r in ratios:
+        lines.append(f"| {r['size']} | {mode_name(r)} | {r['precision']} "
+                     f"| {r['albert_step_seconds'] * 1e3:.0f} "
+                     f"| {r['bert_step_seconds'] * 1e3:.0f} "
+                     f"| {r['albert_over_bert_speedup']:.2f}x "
+                     f"| {r['paper_albert_over_bert_speedup']:.2f}x |")
+    return "\n".join(lines)
+
+
+def data_prep_table(rows: list[dict]) -> str:
+    lines = ["| workers | examples | seconds | examples/s | per worker | x original (400/s) "
+             "| peak RSS MiB |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['workers']} | {r['examples']:,} | {r['seconds']:.2f} "
+              f"| {r['examples_per_second']:,.0f} | {r['examples_per_second_per_worker']:,.0f} "
+              f"| {r['times_original_per_worker']:.1f} | {r['peak_rss_mib']:.0f} |"
+              for r in rows]
+    return "\n".join(lines)
+
+
+def serving_table(rows: list[dict]) -> str:
+    lines = ["| preset | mode | batch | p50 ms | p99 ms | first request ms | tokenization "
+             "| texts/s | MFU |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['preset']} | {mode_name(r)} | {r['batch_size']} | {r['p50_ms']:.2f} "
+              f"| {r['p99_ms']:.2f} | {r['first_request_ms']:.0f} "
+              f"| {r['tokenization_share']:.0%} | {r['texts_per_second']:.1f} "
+              f"| {r['mfu']:.1%} |" for r in rows]
+    return "\n".join(lines)
+
+
+def encoder_step_table(rows: list[dict]) -> str:
+    lines = ["| preset | implementation | mode | ms/step | examples/s | MFU |",
+             "|---|---|---|---:|---:|---:|"]
+    lines += [f"| {r['preset']} | {r['implementation']} | {mode_name(r)} "
+              f"| {r['step_seconds'] * 1e3:.1f} | {r['examples_per_second']:.1f} "
+              f"| {r['mfu']:.1%} |" for r in rows]
+    return "\n".join(lines)
+
+
+def profile_table(mode: dict) -> str:
+    lines = [f"{mode_name(mode)}: {mode['profiled_step_seconds']:.2f} s/step under the "
+             f"profiler; matmuls {mode['matmul_share']:.1%} of the traced op time",
+             "", "| op type | ms/step | share |", "|---|---:|---:|"]
+    lines += [f"| {r['name']} | {r['ms_per_step']:.1f} | {r['share']:.1%} |"
+              for r in mode["by_type"]]
+    if mode.get("by_site"):
+        lines += ["", "| op (all layer applications summed) | ms/step | share |",
+                  "|---|---:|---:|"]
+        lines += [f"| `{r['name']}` | {r['ms_per_step']:.1f} | {r['share']:.1%} |"
+                  for r in mode["by_site"]]
+    return "\n".join(lines)
+
+
+def profile_note(profile: dict | None, xla: bool = True) -> str:
+    """What the profile of our step shows: the matmul share and the largest other costs."""
+    modes = [m for m in (profile or {}).get("modes", []) if m["xla"] == xla]
+    if not modes:
+        return "no profile in this run"
+    mode = modes[0]
+    others = [r for r in mode["by_type"] if r["name"] not in ("MatMul", "BatchMatMulV2",
+                                                              "Einsum", "dot")][:3]
+    return (f"the {mode_name(mode)} profile puts {mode['matmul_share']:.0%} of the traced op "
+            f"time in matmuls; the largest other costs are "
+            + ", ".join(f"{r['name']} {r['share']:.0%}" for r in others))
+
+
+def check(name: str, requirement: str, measured: float, threshold: float, unit: str,
+          why_missed: str = "") -> dict:
+    met = measured >= threshold
+    result = {"target": name, "requirement": requirement, "measured": measured,
+              "threshold": threshold, "unit": unit, "met": met,
+              "margin": measured / threshold - 1}
+    if not met:
+        result["missed_by"] = f"{(1 - measured / threshold):.1%} short"
+        result["why"] = why_missed
+    return result
+
+
+def evaluate_targets(results: dict) -> list[dict]:
+    """The issue's three targets checked against a run's results (those it has)."""
+    targets = []
+    data_prep = results.get("data_prep")
+    if data_prep:
+        for row in data_prep["rows"]:
+            targets.append(check(
+                f"data prep, {row['workers']} worker(s)",
+                f">= {DATA_PREP_TIMES_ORIGINAL}x the original script per worker "
+                f"({DATA_PREP_TIMES_ORIGINAL * ORIGINAL_EXAMPLES_PER_SECOND:,} examples/s)",
+                row["examples_per_second_per_worker"] / ORIGINAL_EXAMPLES_PER_SECOND,
+                DATA_PREP_TIMES_ORIGINAL, "x",
+                "see the stage breakdown: microseconds per example by stage"))
+    train = results.get("train_step")
+    goals = (train or {}).get("targets_albert_base")
+    if goals:
+        note = profile_note(results.get("profile_step"))
+        targets.append(check(
+            "albert_base XLA train step vs Model Garden AlbertEncoder (XLA)",
+            f">= {XLA_SPEEDUP_OVER_MODEL_GARDEN}x in the same run",
+            goals["speedup_over_model_garden_xla"], XLA_SPEEDUP_OVER_MODEL_GARDEN, "x", note))
+        targets.append(check(
+            "albert_base XLA train step vs Model Garden's fastest mode",
+            f">= {XLA_SPEEDUP_OVER_MODEL_GARDEN}x in the same run",
+            goals["speedup_over_fastest_model_garden"], XLA_SPEEDUP_OVER_MODEL_GARDEN, "x",
+            note))
+        targets.append(check("albert_base XLA train step MFU",
+                             f">= {ALBERT_BASE_MFU:.0%} of the measured matmul peak",
+                             goals["mfu"], ALBERT_BASE_MFU, "of peak", note))
+    return targets
+
+
+def format_measured(target: dict) -> str:
+    if target["unit"] == "of peak":
+        return f"{target['measured']:.1%}"
+    return f"{target['measured']:.2f}x"
+
+
+def targets_table(targets: list[dict]) -> str:
+    lines = ["| target | requirement | measured | met |", "|---|---|---:|---|"]
+    for t in targets:
+        verdict = "yes" if t["met"] else f"no: {t['missed_by']}; {t['why']}"
+        lines.append(f"| {t['target']} | {t['requirement']} | {format_measured(t)} "
+                     f"| {verdict} |")
+    return "\n".join(lines)
+
+
+def summary_markdown(run: dict) -> str:
+    """The whole run as markdown: where and how it ran, the targets, then each benchmark."""
+    results = {name: entry["result"] for name, entry in run["benchmarks"].items()
+               if entry.get("result")}
+    device = run.get("device") or {}
+    lines = [f"# Benchmarks on {run['machine']['host']}",
+             "",
+             f"- CPU: {run['machine']['cpu']} ({run['machine']['logical_cpus']} logical CPUs); "
+             f"device: {device.get('device', 'CPU')} ({device.get('device_name', '-')}); "
+             f"mixed precision: {device.get('mixed_precision') or 'none'} "
+             f"({device.get('mixed_precision_reason', '-')})",
+             f"- TensorFlow {run.get('tensorflow', '?')}; started {run['started']}, "
+             f"{run['wall_seconds'] / 60:.1f} min; command: `{run['command']}`",
+             "", "## Targets", "", targets_table(run["targets"]), "",
+             "## Benchmarks run", "",
+             "| benchmark | status | minutes | peak RSS MiB (process tree) |",
+             "|---|---|---:|---:|"]
+    for name, entry in run["benchmarks"].items():
+        status = "ok" if entry["returncode"] == 0 else f"failed ({entry['returncode']})"
+        lines.append(f"| {name} | {status} | {entry['wall_seconds'] / 60:.1f} "
+                     f"| {entry['peak_rss_mib']:.0f} |")
+    sections = [
+        ("train_step", "Pretraining train step", lambda r: train_step_table(r["rows"])),
+        ("train_step", "ALBERT vs BERT (Table 3)",
+         lambda r: table3_table(r["table3"]) if r.get("table3") else ""),
+        ("train_step_large", "Pretraining train step, large sizes",
+         lambda r: train_step_table(r["rows"])),
+        ("train_step_large", "ALBERT vs BERT, large (Table 3)",
+         lambda r: table3_table(r["table3"]) if r.get("table3") else ""),
+        ("encoder_step", "Encoder forward + backward", lambda r: encoder_step_table(r["rows"])),
+        ("profile_step", "Profile of our train step",
+         lambda r: "\n\n".join(profile_table(m) for m in r["modes"])),
+        ("data_prep", "Data prep", lambda r: data_prep_table(r["rows"]) + "\n\nMicroseconds "
+         "per example by stage (one process): " + ", ".join(
+             f"{stage} {value:.1f}" for stage, value in
+             r["microseconds_per_example_by_stage"].items())),
+        ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
+    ]
+    for name, title, render in sections:
+        if name in results:
+            body = render(results[name])
+            if body:
+                lines += ["", f"## {title}", "", body]
+    return "\n".join(lines) + "\n"

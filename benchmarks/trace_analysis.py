@@ -1,0 +1,102 @@
+"""Reading a TensorFlow profiler trace back: self time per event, grouped by op type and site.
+
+The trace is the XSpace protobuf `tf.profiler.experimental` writes (`*.xplane.pb`, the file
+TensorBoard's Profile tab opens), parsed with the `xplane_pb2` module TensorFlow ships. Events
+on one thread nest (a function call holds its ops); an event's self time is its duration minus
+that of the events directly inside it, so summing self times counts every picosecond once.
+"""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+import re
+
+from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+# Threads that run a step's ops: TensorFlow's inter-op pool and Eigen's intra-op pool.
+OP_THREADS = ("tf_Compute", "tf_numa")
+MATMUL_TYPES = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "_FusedMatMul", "dot"}
+
+
+def read_space(logdir: str) -> xplane_pb2.XSpace:
+    """The newest trace under `logdir`."""
+    paths = sorted(pathlib.Path(logdir).rglob("*.xplane.pb"), key=lambda p: p.stat().st_mtime)
+    if not paths:
+        raise FileNotFoundError(f"no *.xplane.pb trace under {logdir}")
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(paths[-1].read_bytes())
+    return space
+
+
+def self_times(space: xplane_pb2.XSpace, threads=OP_THREADS) -> collections.Counter:
+    """Picoseconds of self time (duration minus that of the events nested in it) per event
+    name, over the host threads whose names start with one of `threads`."""
+    totals: collections.Counter = collections.Counter()
+    for plane in space.planes:
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        for line in plane.lines:
+            if not line.name.startswith(threads):
+                continue
+            events = sorted(((e.offset_ps, e.offset_ps + e.duration_ps, names[e.metadata_id])
+                             for e in line.events), key=lambda e: (e[0], -e[1]))
+            add_self_times(events, totals)
+    return totals
+
+
+def add_self_times(events, totals: collections.Counter) -> None:
+    """Adds to `totals` the self time of each (start, end, name) of one thread, sorted by
+    start and then longest first, where an event inside another is its child."""
+    stack: list[list] = []  # [end, name, start, time of children]
+
+    def close():
+        end, name, start, children = stack.pop()
+        totals[name] += end - start - children
+        if stack:
+            stack[-1][3] += end - start
+
+    for start, end, name in events:
+        while stack and stack[-1][0] <= start:
+            close()
+        stack.append([end, name, start, 0])
+    while stack:
+        close()
+
+
+def op_type(name: str) -> str:
+    """`scope/op_name:OpType` (a TensorFlow op) -> OpType; `fusion.12.clone` (an XLA thunk)
+    -> fusion; anything else (executor bookkeeping) -> its name in angle brackets."""
+    if re.fullmatch(r"[^:]+:[A-Za-z_]\w*", name):
+        return name.rsplit(":", 1)[1]
+    if re.fullmatch(r"[a-z][\w\-]*(\.(\d+|clone))*", name):
+        return re.sub(r"(\.(\d+|clone))+$", "", name)
+    return f"<{name}>"
+
+
+def op_site(name: str) -> str:
+    """A TensorFlow op's name with loop prefixes and layer/repeat indices removed, so every
+    application of a shared layer adds up: `.../group_0_inner_0_ffn/output/Tensordot_7/
+    MatMul:MatMul` -> `.../group_inner_ffn/output/Tensordot/MatMul:MatMul`."""
+    name = re.sub(r"^(while/body/_\d+/)?", "", name).replace("gradient_tape/", "grad/")
+    name = name.replace("while/", "")
+    return re.sub(r"_\d+(?=[/:_]|$)", "", name)
+
+
+def breakdown(totals: collections.Counter, steps: int, top: int) -> dict:
+    """Per-step milliseconds and shares by op type, the matmul share, and the top op sites."""
+    total = sum(totals.values()) or 1
+    by_type: collections.Counter = collections.Counter()
+    by_site: collections.Counter = collections.Counter()
+    for name, picoseconds in totals.items():
+        kind = op_type(name)
+        by_type[kind] += picoseconds
+        if not kind.startswith("<") and ":" in name:
+            by_site[op_site(name)] += picoseconds
+
+    def rows(counter):
+        return [{"name": name, "ms_per_step": value / 1e9 / steps, "share": value / total}
+                for name, value in counter.most_common(top)]
+
+    matmul = sum(value for kind, value in by_type.items() if kind in MATMUL_TYPES)
+    return {"traced_ms_per_step": total / 1e9 / steps, "matmul_share": matmul / total,
+            "by_type": rows(by_type), "by_site": rows(by_site)}
