@@ -82,8 +82,11 @@ def run_build(args, corpus: str, model: str, output: str, workers: int) -> dict:
                str(args.dupe_factor), "--max_predictions_per_seq",
                str(args.max_predictions_per_seq), "--num_shards", str(args.num_shards),
                "--num_workers", str(workers)]
-    measured = subprocess.run([sys.executable, "-c", MEASURE, *command], check=True,
-                              capture_output=True, text=True)
+    # Run from the output's folder: from this one, `-m data_prep` would find this script.
+    measured = subprocess.run([sys.executable, "-c", MEASURE, *command],
+                              capture_output=True, text=True, cwd=os.path.dirname(output))
+    if measured.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{measured.stderr[-3000:]}")
     timing = json.loads(measured.stdout.strip().splitlines()[-1])
     with open(os.path.join(output, "manifest.json")) as file:
         manifest = json.load(file)

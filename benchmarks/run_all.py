@@ -85,7 +85,8 @@ def run_benchmark(command: list[str], name: str) -> dict:
     RSS of its process tree and the last lines it printed."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=HERE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               text=True, cwd=HERE.parent,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     tail: list[str] = []
     for line in process.stdout:
         print(f"[{name}] {line}", end="", flush=True)

@@ -82,8 +82,13 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
             raise ValueError(f"sequence length {static_length} exceeds "
                              f"max_position_embeddings {self.max_position_embeddings}")
         seq_length = tf.shape(word_ids)[1]
+        # The few token types are looked up as a one-hot matmul: its gradient is a dense
+        # (type_vocab_size, E) tensor. A gather's gradient would be IndexedSlices with one row
+        # per token, which the optimizer de-duplicates with a sort of all batch x seq ids.
+        type_one_hot = tf.one_hot(type_ids, self.type_vocab_size,
+                                  dtype=self.token_type_embeddings.dtype)
         embedded = (tf.gather(self.word_embeddings, word_ids)
-                    + tf.gather(self.token_type_embeddings, type_ids)
+                    + tf.matmul(type_one_hot, self.token_type_embeddings)
                     + self.position_embeddings[tf.newaxis, :seq_length])
         embedded = self.dropout(self.layer_norm(embedded), training=training)
         if self.projection is not None:
