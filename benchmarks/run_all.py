@@ -5,6 +5,7 @@
     python benchmarks/run_all.py --only train_step profile_step
     python benchmarks/run_all.py --strategy tpu --tpu my-tpu      # the train steps on a TPU
     python benchmarks/run_all.py --resume           # after a crash: skips finished benchmarks
+    python benchmarks/run_all.py --resume --only data_prep    # measure one again, keep the rest
 
 Each benchmark is its own script (run alone, each prints its table and documents its method)
 and runs here as its own process, so one's memory does not count against the next and its
@@ -132,9 +133,10 @@ def main() -> None:
            "started": datetime.datetime.now().isoformat(timespec="seconds"),
            "benchmarks": {}}
     if args.resume and json_path.exists():
+        # Keeps what finished before, except the benchmarks --only names: those run again.
         previous = json.loads(json_path.read_text())
         run["benchmarks"] = {name: entry for name, entry in previous["benchmarks"].items()
-                             if entry["returncode"] == 0}
+                             if entry["returncode"] == 0 and name not in (args.only or ())}
         print(f"resuming: {', '.join(run['benchmarks']) or 'nothing'} finished before")
     with tempfile.TemporaryDirectory(prefix="albert-benchmarks-") as folder:
         for benchmark in suite:

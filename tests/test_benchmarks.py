@@ -228,3 +228,13 @@ def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, caps
     monkeypatch.setattr(sys, "argv", arguments + ["--resume"])
     run_all.main()
     assert "resuming: first, second finished before" in capsys.readouterr().out
+
+    monkeypatch.setenv("FAKE_FAIL", "no")
+    monkeypatch.setattr(run_all, "SUITE", (
+        run_all.Benchmark("first", "fake.py", ("--value", "3"), None),
+        run_all.Benchmark("second", "fake.py", ("--value", "4"), None)))
+    monkeypatch.setattr(sys, "argv", arguments + ["--resume", "--only", "second"])
+    run_all.main()  # measures `second` again and keeps `first` from before
+    again = json.loads((results / "box.json").read_text())
+    assert again["benchmarks"]["first"]["result"]["value"] == 1
+    assert again["benchmarks"]["second"]["result"]["value"] == 4
