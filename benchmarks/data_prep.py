@@ -14,6 +14,9 @@ to end (reading, normalization, SentencePiece, segments, masking, serialization,
 manifest), and its peak RSS is that of the largest process of its tree. The rate of the
 original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
 figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
+Then, in this process, the stages are timed one by one (microseconds per example) and
+`ShardBuilder.build` runs once more under cProfile, whose functions with the most self time
+are recorded: the profile of the hot loop.
 """
 
 from __future__ import annotations
@@ -155,6 +158,31 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     return {stage: round(value / len(pairs) * 1e6, 2) for stage, value in seconds.items()}
 
 
+def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
+    """cProfile of `ShardBuilder.build` (what a worker runs per shard) over the whole corpus
+    as one shard: the functions with the most self time, in microseconds per example."""
+    import cProfile
+    import pstats
+
+    from data_prep.corpus import expand_inputs, plan_parts
+    from data_prep.options import DataPrepOptions
+    from data_prep.shard import ShardBuilder
+    from data_prep.tokenizer import Tokenizer
+
+    options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
+                              max_predictions_per_seq=args.max_predictions_per_seq)
+    builder = ShardBuilder(options, Tokenizer(model))
+    (whole,) = plan_parts(expand_inputs([corpus]), 1)
+    profiler = cProfile.Profile()
+    records, _ = profiler.runcall(builder.build, whole)
+    stats = pstats.Stats(profiler).stats  # (file, line, function) -> (calls, _, self, cum, _)
+    rows = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return [{"function": f"{pathlib.Path(file).name}:{line}({function})", "calls": calls,
+             "self_us_per_example": self_seconds / len(records) * 1e6,
+             "cumulative_us_per_example": cumulative / len(records) * 1e6}
+            for (file, line, function), (_, calls, self_seconds, cumulative, _) in rows]
+
+
 HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
           f"{'x original':>12}{'peak RSS MiB':>14}")
 
@@ -192,17 +220,22 @@ def main():
                                   workers))
             print(format_row(rows[-1]), flush=True)
         breakdown = stage_breakdown(args, corpus_info["path"], model)
+        hot = hot_functions(args, corpus_info["path"], model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
     print("microseconds per example by stage (one process): " +
           ", ".join(f"{stage} {value:.1f}" for stage, value in breakdown.items()))
+    print("hottest functions under cProfile (self microseconds per example; cProfile's own "
+          "cost inflates Python calls): " + ", ".join(
+              f"{row['function']} {row['self_us_per_example']:.1f}" for row in hot[:6]))
     result = {"benchmark": "data_prep", **common.machine(), "corpus": corpus_info,
               "settings": {key: getattr(args, key) for key in (
                   "vocab_size", "max_seq_length", "dupe_factor", "max_predictions_per_seq",
                   "num_shards", "copies")},
               "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
               "identical_across_workers": identical, "rows": rows,
-              "microseconds_per_example_by_stage": breakdown, "timestamp": time.time()}
+              "microseconds_per_example_by_stage": breakdown,
+              "profile_hot_functions": hot, "timestamp": time.time()}
     print(f"wrote {common.write_result(result, 'data_prep', args.output)}")
 
 

@@ -54,6 +54,18 @@ def data_prep_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def hot_functions_table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    lines = ["", "", "The hot loop under cProfile (one shard of the whole corpus; cProfile's own "
+             "cost inflates Python calls):", "",
+             "| function | calls | self us/example | cumulative us/example |",
+             "|---|---:|---:|---:|"]
+    lines += [f"| `{r['function']}` | {r['calls']:,} | {r['self_us_per_example']:.1f} "
+              f"| {r['cumulative_us_per_example']:.1f} |" for r in rows]
+    return "\n".join(lines)
+
+
 def serving_table(rows: list[dict]) -> str:
     lines = ["| preset | mode | batch | p50 ms | p99 ms | first request ms | tokenization "
              "| texts/s | MFU |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -197,7 +209,8 @@ def summary_markdown(run: dict) -> str:
         ("data_prep", "Data prep", lambda r: data_prep_table(r["rows"]) + "\n\nMicroseconds "
          "per example by stage (one process): " + ", ".join(
              f"{stage} {value:.1f}" for stage, value in
-             r["microseconds_per_example_by_stage"].items())),
+             r["microseconds_per_example_by_stage"].items()) + hot_functions_table(
+                 r.get("profile_hot_functions", []))),
         ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
     ]
     for name, title, render in sections:
