@@ -17,88 +17,83 @@ def mode_name(row: dict) -> str:
     return "XLA" if row["xla"] else "plain"
 
 
-def train_step_table(rows: list[dict]) -> str:
-    lines = ["| model | implementation | mode | precision | batch | ms/step | examples/s "
-             "| GFLOP/s | MFU | speed-up over Model Garden | peak RSS GiB |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        speedup = r.get("speedup_over_model_garden")
-        lines.append(
-            f"| {r['model']} | {r['implementation']} | {mode_name(r)} "
-            f"| {r['precision']} | {r['batch_size']} | {r['step_seconds'] * 1e3:.1f} "
-            f"| {r['examples_per_second']:.1f} | {r['achieved_gflops']:.1f} "
-            f"| {r['mfu'] * 100:.1f}% | {f'{speedup:.2f}x' if speedup else '-'} "
-            f"| {r.get('peak_rss_gib_so_far', float('nan')):.2f} |")
+def markdown_table(columns: str, rows: list[list[str]]) -> str:
+    """A markdown table: `columns` is "title:l|title:r|..." (left or right aligned)."""
+    titles, aligns = zip(*(column.rsplit(":", 1) for column in columns.split("|")))
+    lines = ["| " + " | ".join(titles) + " |",
+             "|" + "|".join("---:" if align == "r" else "---" for align in aligns) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     return "\n".join(lines)
+
+
+def train_step_table(rows: list[dict]) -> str:
+    return markdown_table(
+        "model:l|implementation:l|mode:l|precision:l|batch:r|ms/step:r|examples/s:r|GFLOP/s:r"
+        "|MFU:r|speed-up over Model Garden:r|peak RSS GiB:r",
+        [[r["model"], r["implementation"], mode_name(r), r["precision"], str(r["batch_size"]),
+          f"{r['step_seconds'] * 1e3:.1f}", f"{r['examples_per_second']:.1f}",
+          f"{r['achieved_gflops']:.1f}", f"{r['mfu'] * 100:.1f}%",
+          f"{r['speedup_over_model_garden']:.2f}x" if "speedup_over_model_garden" in r else "-",
+          f"{r.get('peak_rss_gib_so_far', float('nan')):.2f}"] for r in rows])
 
 
 def table3_table(ratios: list[dict]) -> str:
-    lines = ["| size | mode | precision | ALBERT ms/step | BERT ms/step "
-             "| ALBERT / BERT speed-up | paper (Table 3) |", "|---|---|---|---:|---:|---:|---:|"]
-    for r in ratios:
-        lines.append(f"| {r['size']} | {mode_name(r)} | {r['precision']} "
-                     f"| {r['albert_step_seconds'] * 1e3:.0f} "
-                     f"| {r['bert_step_seconds'] * 1e3:.0f} "
-                     f"| {r['albert_over_bert_speedup']:.2f}x "
-                     f"| {r['paper_albert_over_bert_speedup']:.2f}x |")
-    return "\n".join(lines)
+    return markdown_table(
+        "size:l|mode:l|precision:l|ALBERT ms/step:r|BERT ms/step:r|ALBERT / BERT speed-up:r"
+        "|paper (Table 3):r",
+        [[r["size"], mode_name(r), r["precision"], f"{r['albert_step_seconds'] * 1e3:.0f}",
+          f"{r['bert_step_seconds'] * 1e3:.0f}", f"{r['albert_over_bert_speedup']:.2f}x",
+          f"{r['paper_albert_over_bert_speedup']:.2f}x"] for r in ratios])
 
 
 def data_prep_table(rows: list[dict]) -> str:
-    lines = ["| workers | examples | seconds | examples/s | per worker | x original (400/s) "
-             "| peak RSS MiB |", "|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['workers']} | {r['examples']:,} | {r['seconds']:.2f} "
-              f"| {r['examples_per_second']:,.0f} | {r['examples_per_second_per_worker']:,.0f} "
-              f"| {r['times_original_per_worker']:.1f} | {r['peak_rss_mib']:.0f} |"
-              for r in rows]
-    return "\n".join(lines)
+    return markdown_table(
+        "workers:r|examples:r|seconds:r|examples/s:r|per worker:r|x original (400/s):r"
+        "|peak RSS MiB:r",
+        [[str(r["workers"]), f"{r['examples']:,}", f"{r['seconds']:.2f}",
+          f"{r['examples_per_second']:,.0f}", f"{r['examples_per_second_per_worker']:,.0f}",
+          f"{r['times_original_per_worker']:.1f}", f"{r['peak_rss_mib']:.0f}"] for r in rows])
 
 
 def hot_functions_table(rows: list[dict]) -> str:
     if not rows:
         return ""
-    lines = ["", "", "The hot loop under cProfile (one shard of the whole corpus; cProfile's own "
-             "cost inflates Python calls):", "",
-             "| function | calls | self us/example | cumulative us/example |",
-             "|---|---:|---:|---:|"]
-    lines += [f"| `{r['function']}` | {r['calls']:,} | {r['self_us_per_example']:.1f} "
-              f"| {r['cumulative_us_per_example']:.1f} |" for r in rows]
-    return "\n".join(lines)
+    return ("\n\nThe hot loop under cProfile (one shard of the whole corpus; cProfile's own "
+            "cost inflates Python calls):\n\n" + markdown_table(
+                "function:l|calls:r|self us/example:r|cumulative us/example:r",
+                [[f"`{r['function']}`", f"{r['calls']:,}", f"{r['self_us_per_example']:.1f}",
+                  f"{r['cumulative_us_per_example']:.1f}"] for r in rows]))
 
 
 def serving_table(rows: list[dict]) -> str:
-    lines = ["| preset | mode | batch | p50 ms | p99 ms | first request ms | tokenization "
-             "| texts/s | MFU |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['preset']} | {mode_name(r)} | {r['batch_size']} | {r['p50_ms']:.2f} "
-              f"| {r['p99_ms']:.2f} | {r['first_request_ms']:.0f} "
-              f"| {r['tokenization_share']:.0%} | {r['texts_per_second']:.1f} "
-              f"| {r['mfu']:.1%} |" for r in rows]
-    return "\n".join(lines)
+    return markdown_table(
+        "preset:l|mode:l|batch:r|p50 ms:r|p99 ms:r|first request ms:r|tokenization:r"
+        "|texts/s:r|MFU:r",
+        [[r["preset"], mode_name(r), str(r["batch_size"]), f"{r['p50_ms']:.2f}",
+          f"{r['p99_ms']:.2f}", f"{r['first_request_ms']:.0f}",
+          f"{r['tokenization_share']:.0%}", f"{r['texts_per_second']:.1f}", f"{r['mfu']:.1%}"]
+         for r in rows])
 
 
 def encoder_step_table(rows: list[dict]) -> str:
-    lines = ["| preset | implementation | mode | ms/step | examples/s | MFU |",
-             "|---|---|---|---:|---:|---:|"]
-    lines += [f"| {r['preset']} | {r['implementation']} | {mode_name(r)} "
-              f"| {r['step_seconds'] * 1e3:.1f} | {r['examples_per_second']:.1f} "
-              f"| {r['mfu']:.1%} |" for r in rows]
-    return "\n".join(lines)
+    return markdown_table(
+        "preset:l|implementation:l|mode:l|ms/step:r|examples/s:r|MFU:r",
+        [[r["preset"], r["implementation"], mode_name(r), f"{r['step_seconds'] * 1e3:.1f}",
+          f"{r['examples_per_second']:.1f}", f"{r['mfu']:.1%}"] for r in rows])
 
 
 def profile_table(mode: dict) -> str:
-    lines = [f"{mode_name(mode)}: {mode['profiled_step_seconds']:.2f} s/step under the "
-             f"profiler; op time {mode['op_ms_per_step']:.0f} ms/step (summed over threads), "
-             f"unattributed {mode['unattributed_ms_per_step']:.0f} ms/step; matmuls "
-             f"{mode['matmul_share']:.1%} of the op time",
-             "", "| op type | ms/step | share |", "|---|---:|---:|"]
-    lines += [f"| {r['name']} | {r['ms_per_step']:.1f} | {r['share']:.1%} |"
-              for r in mode["by_type"]]
+    def shares(title, rows):
+        return markdown_table(f"{title}:l|ms/step:r|share:r", [
+            [f"`{r['name']}`", f"{r['ms_per_step']:.1f}", f"{r['share']:.1%}"] for r in rows])
+
+    text = (f"{mode_name(mode)}: {mode['profiled_step_seconds']:.2f} s/step under the "
+            f"profiler; op time {mode['op_ms_per_step']:.0f} ms/step (summed over threads), "
+            f"unattributed {mode['unattributed_ms_per_step']:.0f} ms/step; matmuls "
+            f"{mode['matmul_share']:.1%} of the op time\n\n" + shares("op type", mode["by_type"]))
     if mode.get("by_site"):
-        lines += ["", "| op (all layer applications summed) | ms/step | share |",
-                  "|---|---:|---:|"]
-        lines += [f"| `{r['name']}` | {r['ms_per_step']:.1f} | {r['share']:.1%} |"
-                  for r in mode["by_site"]]
-    return "\n".join(lines)
+        text += "\n\n" + shares("op (all layer applications summed)", mode["by_site"])
+    return text
 
 
 def profile_note(profile: dict | None, xla: bool = False) -> str:
@@ -166,12 +161,9 @@ def format_measured(target: dict) -> str:
 
 
 def targets_table(targets: list[dict]) -> str:
-    lines = ["| target | requirement | measured | met |", "|---|---|---:|---|"]
-    for t in targets:
-        verdict = "yes" if t["met"] else f"no: {t['missed_by']}; {t['why']}"
-        lines.append(f"| {t['target']} | {t['requirement']} | {format_measured(t)} "
-                     f"| {verdict} |")
-    return "\n".join(lines)
+    return markdown_table("target:l|requirement:l|measured:r|met:l", [
+        [t["target"], t["requirement"], format_measured(t),
+         "yes" if t["met"] else f"no: {t['missed_by']}; {t['why']}"] for t in targets])
 
 
 def summary_markdown(run: dict) -> str:
@@ -188,13 +180,12 @@ def summary_markdown(run: dict) -> str:
              f"- TensorFlow {run.get('tensorflow', '?')}; started {run['started']}, "
              f"{run['wall_seconds'] / 60:.1f} min; command: `{run['command']}`",
              "", "## Targets", "", targets_table(run["targets"]), "",
-             "## Benchmarks run", "",
-             "| benchmark | status | minutes | peak RSS MiB (process tree) |",
-             "|---|---|---:|---:|"]
-    for name, entry in run["benchmarks"].items():
-        status = "ok" if entry["returncode"] == 0 else f"failed ({entry['returncode']})"
-        lines.append(f"| {name} | {status} | {entry['wall_seconds'] / 60:.1f} "
-                     f"| {entry['peak_rss_mib']:.0f} |")
+             "## Benchmarks run", "", markdown_table(
+                 "benchmark:l|status:l|minutes:r|peak RSS MiB (process tree):r", [
+                     [name, "ok" if entry["returncode"] == 0
+                      else f"failed ({entry['returncode']})",
+                      f"{entry['wall_seconds'] / 60:.1f}", f"{entry['peak_rss_mib']:.0f}"]
+                     for name, entry in run["benchmarks"].items()])]
     sections = [
         ("train_step", "Pretraining train step", lambda r: train_step_table(r["rows"])),
         ("train_step", "ALBERT vs BERT (Table 3)",
