@@ -172,17 +172,18 @@ def compiled_trainer(implementation: str, config, batch, jit_compile: bool, step
     return model
 
 
-def time_in_turns(trainers: dict, batch, steps: int, executions: int) -> dict[tuple, list]:
-    """Seconds per step of each trainer's timed executions. The trainers take turns, one
-    execution each per round, so a drift of the machine's speed hits all of them alike; the
-    first round (tracing and compiling) is the warm-up."""
-    data = tf.data.Dataset.from_tensors(batch).repeat()
+def time_in_turns(trainers: dict, batches: dict, steps: int,
+                  executions: int) -> dict[tuple, list]:
+    """Seconds per step of each trainer's timed executions, each on its batch (same keys).
+    The trainers take turns, one execution each per round, so a drift of the machine's speed
+    hits all of them alike; the first round (tracing and compiling) is the warm-up."""
+    data = {key: tf.data.Dataset.from_tensors(batch).repeat() for key, batch in batches.items()}
     timer = ExecutionTimer()
     times = {key: [] for key in trainers}
     for round_ in range(1 + executions):
         for key, model in trainers.items():
             timer.seconds.clear()
-            model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[timer], verbose=0)
+            model.fit(data[key], epochs=1, steps_per_epoch=steps, callbacks=[timer], verbose=0)
             if round_:
                 times[key].append(timer.seconds[0] / steps)
         print(f"  round {round_}: " + ", ".join(
@@ -195,9 +196,18 @@ def timer_ms(seconds: list[float]) -> str:
     return f"{seconds[-1] * 1e3:.0f} ms/step" if seconds else "warm-up"
 
 
-def variant_name(implementation: str, jit_compile: bool, precision: str) -> str:
-    return (implementation + (" XLA" if jit_compile else "")
+def variant_name(preset: str, implementation: str, jit_compile: bool, precision: str) -> str:
+    return (f"{preset} {implementation}" + (" XLA" if jit_compile else "")
             + ("" if precision == "float32" else f" {precision}"))
+
+
+def size_groups(presets: list[str]) -> list[list[str]]:
+    """Presets grouped by size (albert_base with bert_base, ...) in their first-seen order:
+    a group's models take turns in one timing loop, so their ratios share the same moments."""
+    groups: dict[str, list[str]] = {}
+    for preset in presets:
+        groups.setdefault(preset.rsplit("_", 1)[-1], []).append(preset)
+    return list(groups.values())
 
 
 def implementations_for(preset: str, requested: list[str]) -> list[str]:
@@ -208,24 +218,33 @@ def implementations_for(preset: str, requested: list[str]) -> list[str]:
     return requested
 
 
-def run_preset(args, preset: str, strategy, precisions: list[str]) -> list[dict]:
-    config = load_preset(preset)
-    batch_size = args.batch_size_tiny if preset == "tiny" else args.batch_size_base
-    steps = args.steps or DEFAULT_STEPS.get(preset, 5)
-    batch = random_pretraining_batch(config, batch_size, args.seq_length, args.num_predictions)
-    flops = pretraining_step_flops(config, batch_size, args.seq_length, args.num_predictions)
-    print(f"{preset}: batch {batch_size}, {steps} steps per execution", flush=True)
+def run_group(args, presets: list[str], strategy, precisions: list[str]) -> list[dict]:
+    """Times every variant of the presets of one size group in turns; one row per variant."""
+    configs = {preset: load_preset(preset) for preset in presets}
+    batch_size = args.batch_size_tiny if presets == ["tiny"] else args.batch_size_base
+    steps = args.steps or DEFAULT_STEPS.get(presets[0], 5)
+    batches = {preset: random_pretraining_batch(config, batch_size, args.seq_length,
+                                                args.num_predictions)
+               for preset, config in configs.items()}
+    print(f"{', '.join(presets)}: batch {batch_size}, {steps} steps per execution", flush=True)
     tf_keras.backend.clear_session()
+    keys = [(preset, implementation, mode == "xla", precision) for preset in presets
+            for implementation in implementations_for(preset, args.implementations)
+            for mode in args.modes for precision in precisions]
     with strategy.scope():
-        trainers = {(implementation, mode == "xla", precision):
-                    compiled_trainer(implementation, config, batch, mode == "xla", steps,
-                                     precision)
-                    for implementation in implementations_for(preset, args.implementations)
-                    for mode in args.modes for precision in precisions}
-    times = time_in_turns(trainers, batch, steps, args.executions)
+        trainers = {key: compiled_trainer(key[1], configs[key[0]], batches[key[0]], key[2],
+                                          steps, key[3]) for key in keys}
+    times = time_in_turns(trainers, {key: batches[key[0]] for key in keys}, steps,
+                          args.executions)
+    memory = {"rss_gib": psutil.Process().memory_info().rss / 2 ** 30,
+              "peak_rss_gib_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
+              "device_peak_memory_gib": device_peak_memory_gib(),
+              "load_average_1min": os.getloadavg()[0]}
     rows = []
-    for (implementation, jit_compile, precision), per_execution in times.items():
+    for (preset, implementation, jit_compile, precision), per_execution in times.items():
         seconds = min(per_execution)
+        flops = pretraining_step_flops(configs[preset], batch_size, args.seq_length,
+                                       args.num_predictions)
         rows.append({"model": preset, "implementation": implementation, "xla": jit_compile,
                      "precision": precision,
                      "batch_size": batch_size, "seq_length": args.seq_length,
@@ -234,29 +253,23 @@ def run_preset(args, preset: str, strategy, precisions: list[str]) -> list[dict]
                      "step_seconds_median": float(np.median(per_execution)),
                      "step_seconds_per_execution": per_execution,
                      "examples_per_second": batch_size / seconds, "gflop_per_step": flops / 1e9,
-                     "achieved_gflops": flops / seconds / 1e9})
-    memory = {"rss_gib": psutil.Process().memory_info().rss / 2 ** 30,
-              "peak_rss_gib_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
-              "device_peak_memory_gib": device_peak_memory_gib(),
-              "load_average_1min": os.getloadavg()[0]}
-    for row in rows:
-        row.update(memory)
+                     "achieved_gflops": flops / seconds / 1e9, **memory})
     add_speedups(rows)
     return rows
 
 
 def add_speedups(rows: list[dict]) -> None:
-    """Our step time's speed-up over Model Garden's in the same mode and precision, and over
-    its fastest mode in that precision."""
-    garden = {(r["xla"], r["precision"]): r["step_seconds"] for r in rows
+    """Our step time's speed-up over Model Garden's for the same preset, mode and precision,
+    and over its fastest mode in that precision."""
+    garden = {(r["model"], r["xla"], r["precision"]): r["step_seconds"] for r in rows
               if r["implementation"] == "model_garden"}
     for row in rows:
-        key = (row["xla"], row["precision"])
+        key = (row["model"], row["xla"], row["precision"])
         if row["implementation"] == "albert_tf" and key in garden:
             row["speedup_over_model_garden"] = garden[key] / row["step_seconds"]
-            row["speedup_over_fastest_model_garden"] = (
-                min(v for (_, precision), v in garden.items() if precision == key[1])
-                / row["step_seconds"])
+            row["speedup_over_fastest_model_garden"] = min(
+                seconds for (model, _, precision), seconds in garden.items()
+                if (model, precision) == (key[0], key[2])) / row["step_seconds"]
 
 
 def table3_ratios(rows: list[dict]) -> list[dict]:
@@ -318,8 +331,8 @@ def run(args) -> dict:
     peaks_before = peaks()
     print("measured matmul peak: " + ", ".join(f"{d} {v / 1e9:.1f} GFLOP/s"
                                                 for d, v in peaks_before.items()), flush=True)
-    rows = [row for preset in args.models
-            for row in run_preset(args, preset, strategy, precisions)]
+    rows = [row for group in size_groups(args.models)
+            for row in run_group(args, group, strategy, precisions)]
     peaks_after = peaks()
     peak = {dtype: max(peaks_before[dtype], peaks_after[dtype]) for dtype in dtypes}
     for row in rows:  # MFU against the higher of the two peak measurements of its dtype

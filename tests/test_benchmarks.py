@@ -173,7 +173,9 @@ def test_speedups_compare_the_same_mode_and_the_fastest(bench):
             step_row("albert_base", 4.6, "model_garden", xla=False)]
     for row in rows:
         row["mfu"] = 0.8
+    rows.append(step_row("bert_base", 4.2))
     train_step.add_speedups(rows)
+    assert "speedup_over_model_garden" not in rows[-1]  # Model Garden has no BERT preset here
     assert rows[0]["speedup_over_model_garden"] == pytest.approx(1.25)
     assert rows[0]["speedup_over_fastest_model_garden"] == pytest.approx(1.15)
     assert train_step.target_summary(rows)["met"] is False
@@ -238,3 +240,9 @@ def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, caps
     again = json.loads((results / "box.json").read_text())
     assert again["benchmarks"]["first"]["result"]["value"] == 1
     assert again["benchmarks"]["second"]["result"]["value"] == 4
+
+
+def test_presets_of_one_size_are_timed_together(bench):
+    groups = bench["train_step"].size_groups(["tiny", "albert_base", "albert_large",
+                                              "bert_base", "bert_large"])
+    assert groups == [["tiny"], ["albert_base", "bert_base"], ["albert_large", "bert_large"]]
