@@ -16,7 +16,9 @@ original create_pretraining_data.py is not measured here (it needs TF 1.x); the 
 figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
 Then, in this process, the stages are timed one by one (microseconds per example) and
 `ShardBuilder.build` runs once more under cProfile, whose functions with the most self time
-are recorded: the profile of the hot loop.
+are recorded: the profile of the hot loop. Last, the training input pipeline
+(`albert_tf.data.pretraining`) reads the shards back: examples/s with the written masks and
+with dynamic re-masking.
 """
 
 from __future__ import annotations
@@ -183,6 +185,33 @@ def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
             for (file, line, function), (_, calls, self_seconds, cumulative, _) in rows]
 
 
+def input_pipeline_rates(args, shards: str, vocab_size: int, batches: int = 60,
+                         batch_size: int = 256) -> dict:
+    """Examples/s of the training input pipeline (`albert_tf.data.pretraining`: interleaved
+    reads, shuffling, parsing, AUTOTUNE maps, prefetch) over the built shards, with the masks
+    as written and with dynamic re-masking, after a warm-up of 5 batches."""
+    import tensorflow as tf
+
+    from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
+
+    rates = {}
+    for dynamic in (False, True):
+        config = PretrainingDataConfig(
+            file_patterns=[os.path.join(shards, "*.tfrecord")],
+            max_seq_length=args.max_seq_length,
+            max_predictions_per_seq=args.max_predictions_per_seq, global_batch_size=batch_size,
+            seed=0, dynamic_masking=dynamic, vocab_size=vocab_size)
+        iterator = iter(pretraining_dataset(config))
+        for _ in range(5):
+            tf.nest.map_structure(lambda t: t.numpy(), next(iterator))
+        start = time.perf_counter()
+        for _ in range(batches):
+            tf.nest.map_structure(lambda t: t.numpy(), next(iterator))
+        name = "dynamic_masking" if dynamic else "static_masks"
+        rates[name] = batches * batch_size / (time.perf_counter() - start)
+    return rates
+
+
 HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
           f"{'x original':>12}{'peak RSS MiB':>14}")
 
@@ -220,11 +249,15 @@ def main():
                                   workers))
             print(format_row(rows[-1]), flush=True)
         breakdown = stage_breakdown(args, corpus_info["path"], model)
+        reading = input_pipeline_rates(args, os.path.join(folder, f"out{rows[0]['workers']}"),
+                                       args.vocab_size)
         hot = hot_functions(args, corpus_info["path"], model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
     print("microseconds per example by stage (one process): " +
           ", ".join(f"{stage} {value:.1f}" for stage, value in breakdown.items()))
+    print("training input pipeline over these shards (examples/s, batch 256): " +
+          ", ".join(f"{name} {rate:,.0f}" for name, rate in reading.items()))
     print("hottest functions under cProfile (self microseconds per example; cProfile's own "
           "cost inflates Python calls): " + ", ".join(
               f"{row['function']} {row['self_us_per_example']:.1f}" for row in hot[:6]))
@@ -235,7 +268,8 @@ def main():
               "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
               "identical_across_workers": identical, "rows": rows,
               "microseconds_per_example_by_stage": breakdown,
-              "profile_hot_functions": hot, "timestamp": time.time()}
+              "profile_hot_functions": hot, "input_pipeline_examples_per_second": reading,
+              "timestamp": time.time()}
     print(f"wrote {common.write_result(result, 'data_prep', args.output)}")
 
 

@@ -55,6 +55,14 @@ def data_prep_table(rows: list[dict]) -> str:
           f"{r['times_original_per_worker']:.1f}", f"{r['peak_rss_mib']:.0f}"] for r in rows])
 
 
+def reading_line(result: dict) -> str:
+    rates = result.get("input_pipeline_examples_per_second")
+    if not rates:
+        return ""
+    return ("\n\nThe training input pipeline reading these shards (batch 256): " + ", ".join(
+        f"{name.replace('_', ' ')} {rate:,.0f} examples/s" for name, rate in rates.items()))
+
+
 def hot_functions_table(rows: list[dict]) -> str:
     if not rows:
         return ""
@@ -200,8 +208,8 @@ def summary_markdown(run: dict) -> str:
         ("data_prep", "Data prep", lambda r: data_prep_table(r["rows"]) + "\n\nMicroseconds "
          "per example by stage (one process): " + ", ".join(
              f"{stage} {value:.1f}" for stage, value in
-             r["microseconds_per_example_by_stage"].items()) + hot_functions_table(
-                 r.get("profile_hot_functions", []))),
+             r["microseconds_per_example_by_stage"].items()) + reading_line(r)
+         + hot_functions_table(r.get("profile_hot_functions", []))),
         ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
     ]
     for name, title, render in sections:
