@@ -112,6 +112,17 @@ def device_of(run: dict) -> dict:
     return {}
 
 
+def write_summary(run: dict, json_path: pathlib.Path, markdown_path: pathlib.Path) -> None:
+    """Checks the targets against `run`'s results, writes the JSON and the markdown."""
+    run["targets"] = evaluate_targets({name: entry.get("result")
+                                       for name, entry in run["benchmarks"].items()})
+    write_result(run, "", str(json_path))
+    temporary = markdown_path.with_suffix(".md.tmp")
+    temporary.write_text(summary_markdown(run))
+    temporary.replace(markdown_path)
+    print(f"\n{markdown_path.read_text()}\nwrote {json_path} and {markdown_path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -126,9 +137,15 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true",
                         help="keep the benchmarks a previous run of this machine finished")
     parser.add_argument("--results", default=str(RESULTS), help="folder of the result files")
+    parser.add_argument("--summarize", action="store_true",
+                        help="run nothing: check the targets and write the summary again "
+                             "from the machine's JSON")
     args = parser.parse_args()
     stem = pathlib.Path(args.results) / (args.machine + ("-quick" if args.quick else ""))
     json_path, markdown_path = stem.with_suffix(".json"), stem.with_suffix(".md")
+    if args.summarize:
+        write_summary(json.loads(json_path.read_text()), json_path, markdown_path)
+        return
     suite = [b for b in SUITE if (not args.only or b.name in args.only)
              and (b.quick is not None or not args.quick)]
     run = {"machine": machine(), "quick": args.quick, "command": shlex.join(sys.argv),
@@ -156,13 +173,7 @@ def main() -> None:
     run["tensorflow"] = next((entry["result"].get("tensorflow")
                               for entry in run["benchmarks"].values()
                               if entry.get("result", {}).get("tensorflow")), None)
-    run["targets"] = evaluate_targets({name: entry.get("result")
-                                       for name, entry in run["benchmarks"].items()})
-    write_result(run, "", str(json_path))
-    temporary = markdown_path.with_suffix(".md.tmp")
-    temporary.write_text(summary_markdown(run))
-    temporary.replace(markdown_path)
-    print(f"\n{markdown_path.read_text()}\nwrote {json_path} and {markdown_path}")
+    write_summary(run, json_path, markdown_path)
     failed = [name for name, entry in run["benchmarks"].items() if entry["returncode"]]
     if failed:
         sys.exit(f"failed: {', '.join(failed)} (their output is in {json_path})")

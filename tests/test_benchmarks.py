@@ -52,7 +52,8 @@ def profile_result() -> dict:
 def test_targets_met_and_missed_by_how_much(bench):
     summary = bench["summary"]
     train = {"targets_albert_base": {"speedup_over_model_garden_xla": 1.26,
-                                     "speedup_over_fastest_model_garden": 1.14, "mfu": 0.82}}
+                                     "speedup_over_fastest_model_garden": 1.14, "mfu": 0.82},
+             "rows": [{**step_row("albert_base", 5.0, "model_garden"), "mfu": 0.65}]}
     targets = summary.evaluate_targets({"data_prep": data_prep_result([10_000, 9_000]),
                                         "train_step": train,
                                         "profile_step": profile_result()})
@@ -66,7 +67,9 @@ def test_targets_met_and_missed_by_how_much(bench):
     assert xla["met"] and xla["margin"] == pytest.approx(0.05)
     assert not fastest["met"] and fastest["missed_by"] == "5.0% short"
     assert "80% of the op time in matmuls" in fastest["why"] and "Mul 10%" in fastest["why"]
+    assert "2 workers run at 90% of one worker's rate each" in two["why"]
     assert by_name["albert_base XLA train step MFU"]["met"]
+    assert "Model Garden's XLA step at 65%, so 1.2x would need ours at 78%" in fastest["why"]
     table = summary.targets_table(targets)
     assert "| 82.0% | yes |" in table and "no: 5.0% short" in table
 
@@ -230,6 +233,11 @@ def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, caps
     monkeypatch.setattr(sys, "argv", arguments + ["--resume"])
     run_all.main()
     assert "resuming: first, second finished before" in capsys.readouterr().out
+
+    monkeypatch.setattr(sys, "argv", arguments + ["--summarize"])
+    (results / "box.md").unlink()
+    run_all.main()  # runs nothing (FAKE_FAIL is still set) and writes the summary again
+    assert "| first | ok |" in (results / "box.md").read_text()
 
     monkeypatch.setenv("FAKE_FAIL", "no")
     monkeypatch.setattr(run_all, "SUITE", (
