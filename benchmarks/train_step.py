@@ -110,8 +110,10 @@ class ModelGardenPretrainer(tf_keras.Model):
     def call(self, inputs, training=None):
         names = INPUT_NAMES + ("masked_lm_positions",)
         outputs = self.pretrainer({name: inputs[name] for name in names}, training=training)
-        return {"mlm_logits": outputs["mlm_logits"],
-                "sentence_logits": outputs["next_sentence"]}
+        # Under mixed precision the heads emit float16/bfloat16 logits; the masked_lm task
+        # casts them to float32 before its losses, as our heads do themselves.
+        return {"mlm_logits": tf.cast(outputs["mlm_logits"], tf.float32),
+                "sentence_logits": tf.cast(outputs["next_sentence"], tf.float32)}
 
     def train_step(self, features):
         with tf.GradientTape() as tape:

@@ -8,8 +8,10 @@ import json
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 import data_prep  # noqa: F401  (the package, cached before benchmarks/data_prep.py is on the path)
 
@@ -254,3 +256,23 @@ def test_presets_of_one_size_are_timed_together(bench):
     groups = bench["train_step"].size_groups(["tiny", "albert_base", "albert_large",
                                               "bert_base", "bert_large"])
     assert groups == [["tiny"], ["albert_base", "bert_base"], ["albert_large", "bert_large"]]
+
+
+@pytest.mark.parametrize("implementation", ["albert_tf", "model_garden"])
+def test_both_trainers_take_a_mixed_precision_step(bench, implementation):
+    """The path a bf16 device takes: each benchmarked trainer builds and trains under the
+    mixed_bfloat16 policy (emulated, so slowly, on a CPU) with float32 losses."""
+    train_step = bench["train_step"]
+    from albert_tf.presets import load_preset
+
+    config = load_preset("tiny")
+    batch = train_step.random_pretraining_batch(config, batch_size=2, seq_length=16,
+                                                num_predictions=3)
+    model = train_step.compiled_trainer(implementation, config, batch, jit_compile=False,
+                                        steps=1, precision="mixed_bfloat16")
+    outputs = model(batch, training=False)
+    assert outputs["mlm_logits"].dtype == tf.float32
+    history = model.fit(tf.data.Dataset.from_tensors(batch).repeat(), epochs=1,
+                        steps_per_epoch=1, verbose=0).history
+    assert all(np.isfinite(values[-1]) for values in history.values())
+    assert tf_keras.mixed_precision.global_policy().name == "float32"  # put back
