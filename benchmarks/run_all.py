@@ -156,6 +156,7 @@ def main() -> None:
         previous = json.loads(json_path.read_text())
         run["benchmarks"] = {name: entry for name, entry in previous["benchmarks"].items()
                              if entry["returncode"] == 0 and name not in (args.only or ())}
+        run.update(started=previous["started"], resumed=run["started"])
         print(f"resuming: {', '.join(run['benchmarks']) or 'nothing'} finished before")
     with tempfile.TemporaryDirectory(prefix="albert-benchmarks-") as folder:
         for benchmark in suite:

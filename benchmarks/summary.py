@@ -206,8 +206,10 @@ def summary_markdown(run: dict) -> str:
              f"device: {device.get('device', 'CPU')} ({device.get('device_name', '-')}); "
              f"mixed precision: {device.get('mixed_precision') or 'none'} "
              f"({device.get('mixed_precision_reason', '-')})",
-             f"- TensorFlow {run.get('tensorflow', '?')}; started {run['started']}, "
-             f"{run['wall_seconds'] / 60:.1f} min; command: `{run['command']}`",
+             f"- TensorFlow {run.get('tensorflow', '?')}; started {run['started']}"
+             + (f", resumed {run['resumed']}" if run.get("resumed") else "")
+             + f"; {run['wall_seconds'] / 60:.1f} min of benchmarks; last command: "
+             f"`{run['command']}`",
              "", "## Targets", "", targets_table(run["targets"]), "",
              "## Benchmarks run", "", markdown_table(
                  "benchmark:l|status:l|minutes:r|peak RSS MiB (process tree):r", [
