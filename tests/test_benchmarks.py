@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import pathlib
+import random
 import sys
 
 import numpy as np
@@ -258,8 +259,22 @@ def test_presets_of_one_size_are_timed_together(bench):
     assert groups == [["tiny"], ["albert_base", "bert_base"], ["albert_large", "bert_large"]]
 
 
+@pytest.fixture
+def seeds_put_back():
+    """`compiled_trainer` seeds Python, numpy and TensorFlow (tf_keras.utils.set_random_seed);
+    later tests (shuffled pipelines) must see the seeds they would have seen without it."""
+    from tensorflow.python.eager import context
+
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    global_seed = context.global_seed()
+    yield
+    random.setstate(python_state)
+    np.random.set_state(numpy_state)
+    tf.random.set_seed(global_seed)
+
+
 @pytest.mark.parametrize("implementation", ["albert_tf", "model_garden"])
-def test_both_trainers_take_a_mixed_precision_step(bench, implementation):
+def test_both_trainers_take_a_mixed_precision_step(bench, implementation, seeds_put_back):
     """The path a bf16 device takes: each benchmarked trainer builds and trains under the
     mixed_bfloat16 policy (emulated, so slowly, on a CPU) with float32 losses."""
     train_step = bench["train_step"]
