@@ -16,8 +16,9 @@ counted twice:
 - XLA: the compiled program's thunks (dot, the fusions, reduce-window, ...) with their numeric
   suffixes removed. Thunks that run on the calling thread are not traced one by one; their time
   shows as the executor's own time.
-Shares are of the summed self time, which the profiler's own cost inflates (a traced step is
-slower than an untraced one; `train_step.py` gives the real step time). Prints the tables and
+Shares are of the op time (events naming an op or a thunk; the rest is reported as
+unattributed), which the profiler's own cost inflates (a traced step is slower than an
+untraced one; `train_step.py` gives the real step time). Prints the tables and
 writes JSON to `benchmarks/results/profile_step-<host>.json`.
 """
 
