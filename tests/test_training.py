@@ -99,7 +99,8 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
         after["sentence_accuracy"])
     tags = tensorboard_tags(tmp_path / "run" / "tensorboard")
     assert {"learning_rate", "examples_per_second", "epoch_mlm_accuracy",
-            "epoch_sentence_loss"} <= tags, tags
+            "epoch_sentence_loss", "representation/sequence_spread",
+            "representation/pooled_spread"} <= tags, tags
 
     # A finished run is not trained again.
     again = run_pretraining(config)
@@ -111,6 +112,8 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
                       "--nsp_files", shards["heldout_nsp"], "--output", str(output),
                       "--batch_size", "32", "--max_batches", "3"]) == 0
     scores = json.loads(output.read_text())["accuracy"]
+    spreads = json.loads(output.read_text())["representation_spread"]
+    assert min(spreads.values()) > 0.1, spreads
     assert scores["sop"] == pytest.approx(after["sentence_accuracy"], abs=1e-6)
     assert scores["mlm"] == pytest.approx(after["mlm_accuracy"], abs=1e-6)
     assert 0.0 <= scores["nsp"] <= 1.0
@@ -264,3 +267,33 @@ def test_a_run_writes_to_a_remote_model_dir(shards):
     from albert_tf.checkpoints.native import load_pretrainer
     model, config, checkpoint = load_pretrainer("ram://albert_run")
     assert checkpoint == result.checkpoint and config.train.train_steps == 4
+
+
+def test_unigram_init_sets_the_mlm_bias_to_the_targets_log_prior(shards, tmp_path):
+    from albert_tf.data.target_frequencies import log_prior, masked_target_counts
+    from albert_tf.training.initialization import initialize_from_data
+
+    mapping = run_mapping(shards, tmp_path / "run")
+    zeros = pretrain_config_from_mapping(mapping, "test")
+    model = build_pretrainer(zeros)
+    assert initialize_from_data(model, zeros, [shards["train"]]) is None
+    assert not np.any(model.masked_lm.output_bias.numpy())
+
+    unigram = pretrain_config_from_mapping(
+        {**mapping, "init": {"mlm_output_bias": "unigram", "prior_examples": 200}}, "test")
+    message = initialize_from_data(model, unigram, [shards["train"]])
+    assert "200 training examples" in message
+    counts, _ = masked_target_counts([shards["train"]], PREDICTIONS, VOCAB, 200)
+    bias = model.masked_lm.output_bias.numpy()
+    np.testing.assert_allclose(bias, log_prior(counts), rtol=1e-6)
+    assert np.argmax(bias) == np.argmax(counts)
+    # Control ids are never targets: their bias is the smoothed floor.
+    assert bias[2] == bias.min()
+
+
+def test_init_section_is_checked(shards, tmp_path):
+    from albert_tf.config import ConfigError
+
+    mapping = {**run_mapping(shards, tmp_path / "run"), "init": {"mlm_output_bias": "prior"}}
+    with pytest.raises(ConfigError, match="init.mlm_output_bias' must be one of zeros, unigram"):
+        pretrain_config_from_mapping(mapping, "test")

@@ -6,7 +6,9 @@
         --mlm_files 'data/heldout/*.tfrecord' --output scores.json
 
 Each set is read once in order (or `--max_batches` batches of it). The printed row is the
-paper's Table 6 layout: MLM, NSP and SOP accuracy.
+paper's Table 6 layout: MLM, NSP and SOP accuracy. The spread of the encoder's outputs across
+the first set's inputs is printed too, with a warning when the encoder has collapsed to one
+output for every input.
 """
 
 from __future__ import annotations
@@ -52,13 +54,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from albert_tf.data.validation import DataError
     from albert_tf.checkpoints.native import load_pretrainer
-    from albert_tf.training.evaluation import evaluate_files, table6_row
+    from albert_tf.training.collapse import collapse_warning
+    from albert_tf.training.evaluation import evaluate_files, spread_on_files, table6_row
 
     try:
         model, config, checkpoint = load_pretrainer(args.model_dir, args.checkpoint)
         results = {task: evaluate_files(model, config, files, args.batch_size,
                                         args.max_batches, field=f"--{task}_files")
                    for task, files in sets.items()}
+        first_task, first_files = next(iter(sets.items()))
+        spreads = spread_on_files(model, config, first_files, args.batch_size,
+                                  field=f"--{first_task}_files")
     except (ConfigError, DataError) as error:
         print(f"albert-eval: error: {error}", file=sys.stderr)
         return 2
@@ -67,11 +73,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for task, metrics in results.items():
         shown = " ".join(f"{name}={value:.4f}" for name, value in sorted(metrics.items()))
         print(f"  {task} set: {shown}")
+    print(f"  representation spread across {first_task} inputs (0 = collapsed): "
+          + " ".join(f"{name}={value:.3f}" for name, value in sorted(spreads.items())))
+    warning = collapse_warning(spreads, "on these inputs")
+    if warning:
+        print(f"albert-eval: {warning}", file=sys.stderr)
     print("\n| MLM | NSP | SOP |\n|---|---|---|")
     print(f"| {_percent(row['mlm'])} | {_percent(row['nsp'])} | {_percent(row['sop'])} |")
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
-            json.dump({"checkpoint": checkpoint, "sets": results, "accuracy": row}, f, indent=2)
+            json.dump({"checkpoint": checkpoint, "sets": results, "accuracy": row,
+                       "representation_spread": spreads}, f, indent=2)
     return 0
 
 

@@ -1,12 +1,13 @@
 """The pretraining run's configuration: one dataclass per concern, read from YAML + overrides.
 
-A run's YAML has five sections and one top-level field:
+A run's YAML has six sections and one top-level field:
 
 ```yaml
 model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fields
 sentence_objective: sop                      # sop | nsp | none
 data: {train_files: [...], eval_files: [...], max_seq_length: 128, ...}
 optimizer: {type: lamb, learning_rate: 0.00176, warmup_steps: 3125, ...}
+init: {mlm_output_bias: unigram}             # how the weights start (default: as the original)
 train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
 distribution: {strategy: tpu}
 ```
@@ -127,6 +128,33 @@ class TrainConfig:
         return self.train_steps // self.steps_per_epoch
 
 
+MLM_OUTPUT_BIAS_INITS = ("zeros", "unigram")
+
+
+@dataclasses.dataclass(frozen=True)
+class InitConfig:
+    """How the weights start before step 1 (beyond each layer's own initializer).
+
+    Attributes:
+        mlm_output_bias: `zeros` (the original code) or `unigram`: the masked-LM output bias
+            starts at the log frequency of each piece among the masked targets of the first
+            `prior_examples` training examples (add-one smoothed). Small models trained fast
+            need it: with `zeros` they write the unigram into every hidden state instead and
+            can collapse to one output for all inputs (`albert_tf.data.target_frequencies`).
+        prior_examples: training examples counted for `unigram`.
+    """
+
+    mlm_output_bias: str = "zeros"
+    prior_examples: int = 20_000
+
+    def __post_init__(self):
+        if self.mlm_output_bias not in MLM_OUTPUT_BIAS_INITS:
+            raise ConfigError(f"field 'init.mlm_output_bias' must be one of "
+                              f"{', '.join(MLM_OUTPUT_BIAS_INITS)}, "
+                              f"got '{self.mlm_output_bias}'")
+        _require_positive("init", self, ("prior_examples",))
+
+
 @dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     """Everything one pretraining run needs."""
@@ -135,6 +163,7 @@ class PretrainConfig:
     sentence_objective: str = "sop"
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
     optimizer: OptimizerConfig = dataclasses.field(default_factory=OptimizerConfig)
+    init: InitConfig = dataclasses.field(default_factory=InitConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
 

@@ -1,6 +1,7 @@
 """Intrinsic evaluation of a pretrained checkpoint, as the paper's Table 6 reports it.
 
-Three accuracies: masked-LM (every masked piece, weighted as in training), NSP-style (the
+Three accuracies, and the spread of the encoder's outputs across inputs (0 when it has
+collapsed to one output for everything, `albert_tf.training.collapse`): masked-LM (every masked piece, weighted as in training), NSP-style (the
 sentence head on shards built with `--sentence_objective nsp`: 1 = the second segment comes
 from another document) and SOP-style (on shards built with `sop`: 1 = the two segments are
 swapped). The same 2-way head answers both; a model trained with `none` has no sentence
@@ -15,20 +16,17 @@ from typing import Mapping, Sequence
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import DataError, check_pretraining_files, shard_lengths
 from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.training.collapse import representation_spread
 from albert_tf.training.config import PretrainConfig
 
 TASKS = ("mlm", "nsp", "sop")
 
 
-def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
-                   batch_size: int, max_batches: int | None = None,
-                   field: str = "files") -> dict[str, float]:
-    """Weighted MLM and sentence metrics over one ordered pass of `files` (or `max_batches`).
-
-    The sequence and prediction lengths come from the shards, not from the run config, so a
-    model (a converted released one, say) scores shards of any length up to its
-    `max_position_embeddings`.
-    """
+def _ordered_batches(config: PretrainConfig, files: Sequence[str], batch_size: int,
+                     field: str):
+    """One ordered pass over `files` in batches, at the lengths the shards were built with
+    (not the run config's), so a model scores shards of any length up to its
+    `max_position_embeddings`."""
     max_seq_length, max_predictions = shard_lengths(files, field)
     if max_seq_length > config.model.max_position_embeddings:
         raise DataError(f"{field}: the shards hold sequences of {max_seq_length} tokens, more "
@@ -40,9 +38,25 @@ def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Seque
         is_training=False)
     data_config = dataclasses.replace(
         data_config, file_patterns=tuple(check_pretraining_files(data_config, field)))
-    results = model.evaluate(pretraining_dataset(data_config), steps=max_batches,
-                             return_dict=True, verbose=0)
+    return pretraining_dataset(data_config)
+
+
+def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
+                   batch_size: int, max_batches: int | None = None,
+                   field: str = "files") -> dict[str, float]:
+    """Weighted MLM and sentence metrics over one ordered pass of `files` (or `max_batches`)."""
+    results = model.evaluate(_ordered_batches(config, files, batch_size, field),
+                             steps=max_batches, return_dict=True, verbose=0)
     return {name: float(value) for name, value in results.items()}
+
+
+def spread_on_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
+                    batch_size: int, max_batches: int = 8,
+                    field: str = "files") -> dict[str, float]:
+    """`representation_spread` of the encoder over the first `max_batches` batches of
+    `files` (see `albert_tf.training.collapse`)."""
+    batches = _ordered_batches(config, files, batch_size, field).take(max_batches)
+    return representation_spread(model.encoder, batches)
 
 
 def table6_row(results: Mapping[str, Mapping[str, float]]) -> dict[str, float | None]:

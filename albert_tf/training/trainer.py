@@ -35,7 +35,9 @@ from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
+from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig
+from albert_tf.training.initialization import initialize_from_data
 from data_prep.files import atomic_write_bytes
 
 
@@ -175,7 +177,16 @@ def _worker_id(strategy) -> int:
     return int(getattr(resolver, "task_id", 0) or 0)
 
 
-def _callbacks(config: PretrainConfig, strategy) -> list[tf_keras.callbacks.Callback]:
+def _watch_batch(config: PretrainConfig, files: list[str]) -> dict[str, tf.Tensor]:
+    """The first (up to 128) examples of `files` in order: the batch the collapse check
+    measures after every epoch."""
+    data_config = dataclasses.replace(_data_config(config, files, False),
+                                      global_batch_size=min(config.train.global_batch_size, 128))
+    return next(iter(pretraining_dataset(data_config)))
+
+
+def _callbacks(config: PretrainConfig, strategy,
+               watch_batch: dict[str, tf.Tensor]) -> list[tf_keras.callbacks.Callback]:
     folders = run_folders(config.train.model_dir)
     chief = is_chief(strategy)
     return [
@@ -188,6 +199,7 @@ def _callbacks(config: PretrainConfig, strategy) -> list[tf_keras.callbacks.Call
                                        update_freq=config.train.log_every_steps),
         TrainingScalars(folders["tensorboard"], config.train.global_batch_size,
                         config.train.log_every_steps, enabled=chief),
+        CollapseWatch(watch_batch, folders["tensorboard"], enabled=chief),
     ]
 
 
@@ -220,6 +232,9 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_pretrainer(config)
+            initialized = initialize_from_data(model, config, train_files)
+            if initialized and is_chief(strategy):
+                print(f"albert-pretrain: {initialized}")
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
@@ -244,7 +259,9 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
         fitted = model.fit(train_data, epochs=config.train.epochs,
                            steps_per_epoch=config.train.steps_per_epoch,
                            validation_data=eval_data, validation_steps=eval_steps,
-                           callbacks=_callbacks(config, strategy), verbose=config.train.verbose)
+                           callbacks=_callbacks(config, strategy,
+                                                _watch_batch(config, eval_files or train_files)),
+                           verbose=config.train.verbose)
         history = fitted.history
         latest = tf.train.latest_checkpoint(folders["checkpoints"])
     metrics = {}
