@@ -16,7 +16,15 @@ from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 # Threads that run a step's ops: TensorFlow's inter-op pool and Eigen's intra-op pool.
 OP_THREADS = ("tf_Compute", "tf_numa")
-MATMUL_TYPES = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "_FusedMatMul", "dot"}
+# Matrix-multiply op types: TensorFlow's own (MatMul, BatchMatMulV2/V3, _FusedMatMul, Einsum),
+# the oneDNN rewrites of them on CPUs where oneDNN is on (_MklMatMul, _MklNativeFusedMatMul,
+# _MklBatchMatMulV2, ...), and XLA's dot thunks.
+MATMUL_TYPE = re.compile(r"_?(Mkl)?(Native)?(Fused)?(Batch)?MatMul(V\d)?|(_Mkl(Native)?)?Einsum|dot")
+
+
+def is_matmul(kind: str) -> bool:
+    """Whether an op type (as `op_type` returns it) is a matrix multiply."""
+    return MATMUL_TYPE.fullmatch(kind) is not None
 
 
 def read_space(logdir: str) -> xplane_pb2.XSpace:
@@ -102,10 +110,10 @@ def breakdown(totals: collections.Counter, steps: int, top: int) -> dict:
 
     def rows(counter):
         return [{"name": name, "ms_per_step": value / 1e9 / steps, "share": value / total,
-                 "matmul": name.rsplit(":", 1)[-1] in MATMUL_TYPES}
+                 "matmul": is_matmul(name.rsplit(":", 1)[-1])}
                 for name, value in counter.most_common(top) if value >= total / 1000]
 
-    matmul = sum(value for kind, value in by_type.items() if kind in MATMUL_TYPES)
+    matmul = sum(value for kind, value in by_type.items() if is_matmul(kind))
     return {"op_ms_per_step": total / 1e9 / steps,
             "unattributed_ms_per_step": unattributed / 1e9 / steps,
             "matmul_share": matmul / total, "by_type": rows(by_type), "by_site": rows(by_site)}
