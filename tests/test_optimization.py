@@ -21,16 +21,20 @@ def numpy_lr(step, peak, warmup, decay, end=0.0, power=1.0):
     return end + (peak - end) * (1.0 - min(step, decay) / decay) ** power
 
 
-def numpy_lamb(weights, grads_per_step, lrs, layer_adaptation=True):
-    """The original ALBERT LAMB in float64: no bias correction, decay inside the update."""
+def numpy_lamb(weights, grads_per_step, lrs, layer_adaptation=True, bias_correction=False):
+    """The original ALBERT LAMB in float64: no bias correction (unless asked for, as Adam
+    does it), decay inside the update."""
     w = {k: np.asarray(v, np.float64).copy() for k, v in weights.items()}
     m = {k: np.zeros_like(v) for k, v in w.items()}
     v = {k: np.zeros_like(x) for k, x in w.items()}
-    for grads, lr in zip(grads_per_step, lrs):
+    for step, (grads, lr) in enumerate(zip(grads_per_step, lrs), start=1):
         for name, g in grads.items():
             m[name] = B1 * m[name] + (1 - B1) * g
             v[name] = B2 * v[name] + (1 - B2) * g * g
-            update = m[name] / (np.sqrt(v[name]) + EPS)
+            m_used, v_used = m[name], v[name]
+            if bias_correction:
+                m_used, v_used = m_used / (1 - B1 ** step), v_used / (1 - B2 ** step)
+            update = m_used / (np.sqrt(v_used) + EPS)
             ratio = 1.0
             if name not in EXCLUDED:
                 update = update + WD * w[name]
@@ -68,14 +72,18 @@ def assert_weights_close(actual, expected):
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("bias_correction", [False, True])
 @pytest.mark.parametrize("optimizer_class,layer_adaptation",
                          [(Lamb, True), (AdamWeightDecay, False)])
-def test_matches_numpy_reference_with_warmup(optimizer_class, layer_adaptation):
+def test_matches_numpy_reference_with_warmup(optimizer_class, layer_adaptation,
+                                             bias_correction):
     weights, grads = random_weights(), random_grads(5)
     schedule = WarmupPolynomialDecay(0.1, warmup_steps=3, decay_steps=10)
-    optimizer = optimizer_class(learning_rate=schedule, weight_decay_rate=WD, epsilon=EPS)
+    optimizer = optimizer_class(learning_rate=schedule, weight_decay_rate=WD, epsilon=EPS,
+                                bias_correction=bias_correction)
     lrs = [numpy_lr(step, 0.1, 3, 10) for step in range(5)]
-    expected = numpy_lamb(weights, grads, lrs, layer_adaptation=layer_adaptation)
+    expected = numpy_lamb(weights, grads, lrs, layer_adaptation=layer_adaptation,
+                          bias_correction=bias_correction)
     assert_weights_close(run(optimizer, weights, grads), expected)
     assert optimizer.iterations.numpy() == 5
 
@@ -206,6 +214,14 @@ def test_create_optimizer_types_and_fit(kind):
     assert not np.allclose(model.get_layer("dense").kernel.numpy(), before)
 
 
+@pytest.mark.parametrize("kind", ["lamb", "adamw"])
+def test_create_optimizer_passes_bias_correction(kind):
+    assert not create_optimizer(OptimizerConfig(type=kind), 5000).bias_correction
+    assert create_optimizer(OptimizerConfig(type=kind, bias_correction=True), 5000).bias_correction
+    with pytest.raises(ConfigError, match="bias_correction"):
+        dataclass_from_mapping(OptimizerConfig, {"bias_correction": "yes"})
+
+
 def test_create_optimizer_without_clipping_and_bad_decay_steps():
     assert create_optimizer(OptimizerConfig(clip_norm=0.0), 5000).global_clipnorm is None
     with pytest.raises(ConfigError, match="warmup_steps"):
@@ -218,10 +234,10 @@ def test_lamb_and_schedule_config_round_trip():
     for step in (0, 3, 11, 25):
         assert float(restored_schedule(step)) == pytest.approx(float(schedule(step)))
     optimizer = Lamb(learning_rate=schedule, beta_1=0.8, weight_decay_rate=0.02,
-                     layer_adaptation=False, exclude_from_weight_decay=["bias"],
-                     global_clipnorm=2.0)
+                     layer_adaptation=False, bias_correction=True,
+                     exclude_from_weight_decay=["bias"], global_clipnorm=2.0)
     restored = tf_keras.optimizers.deserialize(tf_keras.optimizers.serialize(optimizer))
-    assert type(restored) is Lamb
+    assert type(restored) is Lamb and restored.bias_correction
     assert restored.get_config() == optimizer.get_config()
     assert isinstance(restored._learning_rate, WarmupPolynomialDecay)
     adamw = AdamWeightDecay(learning_rate=0.01)
