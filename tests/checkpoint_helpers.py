@@ -6,6 +6,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+import numpy_reference as ref
+
 # An all-shared ALBERT with several groups and inner groups and E != H, as in the released
 # albert_config.json format (including the keys the model ignores).
 ORIGINAL_CONFIG = {
@@ -103,3 +105,57 @@ def restore_with_tf1_saver(prefix, shapes):
         with tf.compat.v1.Session() as session:
             saver.restore(session, prefix)
             return session.run(variables)
+
+
+def numpy_forward(arrays, config, inputs, positions):
+    """The independent reference: (sequence, pooled, MLM log-probs, sentence logits)."""
+    weights = {
+        "embeddings": {
+            "word": arrays["bert/embeddings/word_embeddings"],
+            "position": arrays["bert/embeddings/position_embeddings"],
+            "token_type": arrays["bert/embeddings/token_type_embeddings"],
+            "ln_gamma": arrays["bert/embeddings/LayerNorm/gamma"],
+            "ln_beta": arrays["bert/embeddings/LayerNorm/beta"]},
+        "projection": (arrays["bert/encoder/embedding_hidden_mapping_in/kernel"],
+                       arrays["bert/encoder/embedding_hidden_mapping_in/bias"]),
+        "pooler": (arrays["bert/pooler/dense/kernel"], arrays["bert/pooler/dense/bias"]),
+        "groups": []}
+    for group in range(config["num_hidden_groups"]):
+        blocks = []
+        for inner in range(config["inner_group_num"]):
+            p = f"bert/encoder/transformer/group_{group}/inner_group_{inner}/"
+
+            def pair(name, p=p):
+                return arrays[f"{p}{name}/kernel"], arrays[f"{p}{name}/bias"]
+
+            blocks.append({
+                "q": pair("attention_1/self/query"), "k": pair("attention_1/self/key"),
+                "v": pair("attention_1/self/value"), "o": pair("attention_1/output/dense"),
+                "ln1": (arrays[f"{p}LayerNorm/gamma"], arrays[f"{p}LayerNorm/beta"]),
+                "ffn_in": pair("ffn_1/intermediate/dense"),
+                "ffn_out": pair("ffn_1/intermediate/output/dense"),
+                "ln2": (arrays[f"{p}LayerNorm_1/gamma"], arrays[f"{p}LayerNorm_1/beta"])})
+        weights["groups"].append(blocks)
+    weights = {key: _float64(value) for key, value in weights.items()}
+    sequence, pooled, _ = ref.albert_forward(
+        weights, inputs["input_word_ids"].numpy(), inputs["input_mask"].numpy(),
+        inputs["input_type_ids"].numpy(), config["num_hidden_layers"],
+        config["num_attention_heads"])
+    head = _float64({"dense": (arrays["cls/predictions/transform/dense/kernel"],
+                               arrays["cls/predictions/transform/dense/bias"]),
+                     "ln": (arrays["cls/predictions/transform/LayerNorm/gamma"],
+                            arrays["cls/predictions/transform/LayerNorm/beta"]),
+                     "output_bias": arrays["cls/predictions/output_bias"]})
+    log_probs = ref.masked_lm_log_probs(
+        sequence, positions, head, arrays["bert/embeddings/word_embeddings"].astype(np.float64))
+    logits = ref.sentence_logits(pooled, arrays["cls/seq_relationship/output_weights"],
+                                 arrays["cls/seq_relationship/output_bias"])
+    return sequence, pooled, log_probs, logits
+
+
+def _float64(value):
+    if isinstance(value, dict):
+        return {key: _float64(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_float64(item) for item in value)
+    return np.asarray(value, np.float64)

@@ -56,6 +56,19 @@ def test_original_through_every_format_and_back_is_exact(released, tmp_path, cap
     for name, value in original_arrays(first).items():
         np.testing.assert_array_equal(original_arrays(second)[name], value, err_msg=name)
 
+    # Every block's output on request (3 layers x 2 inner blocks), the last one the
+    # sequence output.
+    inputs = random_inputs([9, 5], seq_length=9, vocab_size=61, seed=2)
+    sequence = first.encoder(inputs)["sequence_output"].numpy()
+    deep, _, _ = load_pretrainer(ours, return_all_layer_outputs=True)
+    blocks = deep({**inputs, "masked_lm_positions": tf.zeros((2, 1), tf.int32)}
+                  )["encoder_outputs"]
+    encoder, _, _ = load_encoder(ours, return_all_layer_outputs=True)
+    for outputs in (blocks, encoder(inputs)["encoder_outputs"]):
+        assert len(outputs) == 6
+        np.testing.assert_allclose(outputs[-1], sequence, atol=1e-6)
+        assert not np.allclose(outputs[0], sequence, atol=1e-3)
+
 
 def test_model_garden_checkpoint_to_our_folder(tmp_path, tiny_config):
     from albert_tf.checkpoints.model_garden import model_garden_encoder

@@ -186,6 +186,20 @@ def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_fil
     assert "not training again" in capsys.readouterr().out
 
 
+def test_several_steps_per_execution_train_and_predict_every_row(pretrained, task_files,
+                                                                tmp_path):
+    """Keras cannot infer the length of the cached dev/test data: with more than one step per
+    execution the predictions need an explicit step count (it used to exit at the first dev
+    evaluation). 30 dev rows in one batch of 32, 5 steps per execution."""
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=10",
+                    "train.eval_every_steps=5", "train.steps_per_execution=5",
+                    "train.global_batch_size=16", "optimizer.warmup_steps=2") == 0
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [5, 10]
+    assert len((model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()) == 31
+
+
 @pytest.mark.slow
 def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
     """The SavedModel's probabilities equal the Keras model's on the same text, and its

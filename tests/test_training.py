@@ -132,6 +132,21 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
                       "--batch_size", "32", "--max_batches", "3"]) == 0
     assert json.loads(output.read_text())["accuracy"] == scores
 
+    # Continuing from the run (sentence head left fresh): the new run starts from its
+    # weights at step 0 with a fresh optimizer, so a few slow steps keep its MLM skill.
+    mapping = run_mapping(shards, tmp_path / "continued", train_steps=10, steps_per_epoch=10,
+                          backup_every_steps=10, eval_steps=3)
+    mapping["optimizer"].update(learning_rate=1e-4, warmup_steps=2)
+    assert pretrain_main(["--config", write_config(tmp_path / "continue.yaml", mapping),
+                          "--init_checkpoint", str(tmp_path / "run"),
+                          "--init_ignore", "^sentence_head/"]) == 0
+    out = capsys.readouterr().out
+    assert f"started from ours {tmp_path / 'run'} (step 400)" in out, out
+    assert "left as initialized: sentence_head (2)" in out and "finished at step 10" in out
+    continued = json.loads((tmp_path / "continued" / "eval_results.json").read_text())
+    assert continued["mlm_loss"] < after["mlm_loss"] + 0.2 * (before["mlm_loss"]
+                                                              - after["mlm_loss"]), continued
+
 
 def _pretrain_command(config_path):
     return [sys.executable, "-m", "albert_tf.cli.pretrain", "--config", config_path]
@@ -271,17 +286,17 @@ def test_a_run_writes_to_a_remote_model_dir(shards):
 
 def test_unigram_init_sets_the_mlm_bias_to_the_targets_log_prior(shards, tmp_path):
     from albert_tf.data.target_frequencies import log_prior, masked_target_counts
-    from albert_tf.training.initialization import initialize_from_data
+    from albert_tf.training.initialization import initialize_pretrainer
 
     mapping = run_mapping(shards, tmp_path / "run")
     zeros = pretrain_config_from_mapping(mapping, "test")
     model = build_pretrainer(zeros)
-    assert initialize_from_data(model, zeros, [shards["train"]]) is None
+    assert initialize_pretrainer(model, zeros, [shards["train"]]) == []
     assert not np.any(model.masked_lm.output_bias.numpy())
 
     unigram = pretrain_config_from_mapping(
         {**mapping, "init": {"mlm_output_bias": "unigram", "prior_examples": 200}}, "test")
-    message = initialize_from_data(model, unigram, [shards["train"]])
+    [message] = initialize_pretrainer(model, unigram, [shards["train"]])
     assert "200 training examples" in message
     counts, _ = masked_target_counts([shards["train"]], PREDICTIONS, VOCAB, 200)
     bias = model.masked_lm.output_bias.numpy()

@@ -23,9 +23,10 @@ from albert_tf.checkpoints import huggingface, model_garden, native, original
 from albert_tf.checkpoints.reading import CheckpointError, containing_folder
 from albert_tf.config import AlbertConfig, translate_original_config
 from albert_tf.presets import load_preset
+from albert_tf.training.config import CHECKPOINT_FORMATS
 from albert_tf.training.trainer import checkpoint_step
 
-SOURCES = ("original", "model_garden", "huggingface", "ours")
+SOURCES = CHECKPOINT_FORMATS
 TARGETS = ("ours", "original", "huggingface")
 
 

@@ -74,9 +74,15 @@ def latest_checkpoint(model_dir: str, checkpoint: str | None = None) -> str:
     return checkpoint
 
 
-def load_pretrainer(model_dir: str, checkpoint: str | None = None
+def load_pretrainer(model_dir: str, checkpoint: str | None = None,
+                    return_all_layer_outputs: bool = False
                     ) -> tuple[AlbertPretrainer, PretrainConfig, str]:
-    """(model with its heads, config, checkpoint path) of model folder `model_dir`."""
+    """(model with its heads, config, checkpoint path) of model folder `model_dir`.
+
+    The model is compiled for `evaluate` and `predict` (no optimizer). To train it further,
+    start a run from the folder (`init.checkpoint`), or compile it with an optimizer
+    (`albert_tf.optimization.create_optimizer`) before `fit`. `return_all_layer_outputs`
+    adds every transformer block's output (`encoder_outputs`) to its outputs."""
     config = load_run_config(model_dir)
     facts = conversion_facts(model_dir)
     if not facts.get("masked_lm_head", True):
@@ -84,19 +90,22 @@ def load_pretrainer(model_dir: str, checkpoint: str | None = None
                               f"pretraining heads (converted from "
                               f"{facts.get('source_format')}); load it with load_encoder")
     checkpoint = latest_checkpoint(model_dir, checkpoint)
-    model = build_pretrainer(config)
+    model = build_pretrainer(config, return_all_layer_outputs)
     restore_checked(tf.train.Checkpoint(model=model), checkpoint,
                     _model_weights(model))
     model.compile(jit_compile=False)
     return model, config, checkpoint
 
 
-def load_encoder(model_dir: str, checkpoint: str | None = None
+def load_encoder(model_dir: str, checkpoint: str | None = None,
+                 return_all_layer_outputs: bool = False
                  ) -> tuple[AlbertEncoder, PretrainConfig, str]:
-    """(encoder, config, checkpoint path) of model folder `model_dir`, heads or not."""
+    """(encoder, config, checkpoint path) of model folder `model_dir`, heads or not;
+    `return_all_layer_outputs` adds every block's output (`encoder_outputs`)."""
     config = load_run_config(model_dir)
     checkpoint = latest_checkpoint(model_dir, checkpoint)
-    encoder = build_model(config.model, masked_lm=False, sentence_objective="none")
+    encoder = build_model(config.model, masked_lm=False, sentence_objective="none",
+                          return_all_layer_outputs=return_all_layer_outputs)
     restore_checked(tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder)), checkpoint,
                     encoder.weights, ignored=_HEAD_KEYS)
     return encoder, config, checkpoint

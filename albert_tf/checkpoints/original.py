@@ -151,16 +151,17 @@ def assign_original_arrays(model: AlbertEncoder | AlbertPretrainer,
 
 
 def build_model(config: AlbertConfig, masked_lm: bool, sentence_objective: str,
-                sequence_length: int = 8) -> AlbertEncoder | AlbertPretrainer:
+                sequence_length: int = 8, return_all_layer_outputs: bool = False
+                ) -> AlbertEncoder | AlbertPretrainer:
     """A built model with the parts a checkpoint holds: the encoder alone (no MLM head), or
     the pretrainer with its MLM head and, unless `sentence_objective` is none, the sentence
     head."""
     ids = np.zeros((1, sequence_length), np.int32)
     inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids}
     if not masked_lm:
-        model = AlbertEncoder(config)
+        model = AlbertEncoder(config, return_all_layer_outputs)
     else:
-        model = AlbertPretrainer(config, sentence_objective)
+        model = AlbertPretrainer(config, sentence_objective, return_all_layer_outputs)
         inputs["masked_lm_positions"] = ids[:, :1]
     model(inputs, training=False)
     return model

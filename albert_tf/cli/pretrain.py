@@ -5,6 +5,8 @@
         --override data.train_files='[gs://bucket/shards/*.tfrecord]' \\
         --override train.model_dir=gs://bucket/runs/base
     albert-pretrain --config configs/pretrain/albert_base_paper.yaml --print_config
+    # continue pretraining a released model on your own shards (built with its 30k-clean.model)
+    albert-pretrain --config my_domain.yaml --init_checkpoint albert_base/ --init_format original
 
 Running the same command again resumes an interrupted run from its last backup (weights,
 optimizer, step and data position) and leaves a finished one as it is.
@@ -13,6 +15,7 @@ optimizer, step and data position) and leaves a finished one as it is.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Sequence
 
@@ -22,11 +25,22 @@ from albert_tf.config import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
+    from albert_tf.training.config import CHECKPOINT_FORMATS
+
     parser = argparse.ArgumentParser(prog="albert-pretrain", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", required=True, help="a run YAML (see configs/pretrain/)")
     parser.add_argument("--override", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="change one field, e.g. train.train_steps=1000; may be repeated")
+    parser.add_argument("--init_checkpoint", metavar="PATH",
+                        help="start from this model (init.checkpoint): our model folder, an "
+                        "original TF1 folder, a transformers folder or a Model Garden "
+                        "checkpoint; the optimizer and step start fresh")
+    parser.add_argument("--init_format", choices=CHECKPOINT_FORMATS,
+                        help="its format (init.checkpoint_format; default ours)")
+    parser.add_argument("--init_ignore", nargs="+", metavar="REGEX",
+                        help="weights to leave freshly initialized (init.ignore), e.g. "
+                        "'^sentence_head/'")
     parser.add_argument("--print_config", action="store_true",
                         help="print the resolved configuration and exit without training")
     return parser
@@ -41,12 +55,21 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+def _init_overrides(args) -> list[str]:
+    """The `init.*` overrides the --init_* flags stand for (JSON values are YAML)."""
+    fields = {"checkpoint": args.init_checkpoint, "checkpoint_format": args.init_format,
+              "ignore": args.init_ignore}
+    return [f"init.{name}={json.dumps(value)}" for name, value in fields.items()
+            if value is not None]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from albert_tf.training.config import load_pretrain_config
 
+    overrides = [*_init_overrides(args), *args.override]
     try:
-        config = load_pretrain_config(args.config, args.override)
+        config = load_pretrain_config(args.config, overrides)
     except ConfigError as error:
         print(f"albert-pretrain: error: {error}", file=sys.stderr)
         return 2
@@ -54,12 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
         return 0
 
+    from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
     from albert_tf.training.trainer import run_pretraining
 
     try:
         result = run_pretraining(config)
-    except (ConfigError, DataError) as error:
+    except (ConfigError, DataError, CheckpointError) as error:
         print(f"albert-pretrain: error: {error}", file=sys.stderr)
         return 2
     print(f"\nalbert-pretrain: finished at step {result.final_step}; "

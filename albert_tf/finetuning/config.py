@@ -25,8 +25,7 @@ from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mappi
 from albert_tf.distribute import DistributionConfig
 from albert_tf.optimization import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
-
-CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden")
+from albert_tf.training.config import CHECKPOINT_FORMATS
 
 
 def _check(condition: bool, field: str, expected: str, value) -> None:

@@ -111,7 +111,10 @@ def predict(model, task: FinetuneTask, features: CachedFeatures,
     trim = trim_multiple(config) if task.trims_eval_batches else None
     dataset = task_data.evaluation_dataset(features, task.model_features,
                                            config.train.eval_batch_size, trim)
-    outputs = model.predict(dataset, verbose=0)
+    # The dataset's length is unknown to Keras (a cached file); with several steps per
+    # execution it cannot infer one, so the batches are counted here.
+    batches = -(-features.count // config.train.eval_batch_size)
+    outputs = model.predict(dataset, steps=batches, verbose=0)
     return {name: np.asarray(value)[:features.count] for name, value in outputs.items()}
 
 

@@ -3,7 +3,7 @@
 The losses are the original ALBERT's (see `reference.md`):
     mlm_loss = sum(w * nll) / (sum(w) + 1e-5) over the masked positions of the global batch,
     sentence_loss = mean cross-entropy of the 2-way SOP/NSP logits over the global batch,
-    loss = mlm_loss + sentence_loss.
+    loss = mlm_loss + sentence_loss (what `fit` logs as `loss`, averaged over steps).
 Under a `tf.distribute` strategy each replica computes its share of these global values (its
 numerator over the all-reduced global denominator), so the gradients the optimizer sums over
 replicas are exactly those of the single-device loss on the whole global batch.
@@ -62,6 +62,8 @@ class AlbertPretrainer(tf_keras.Model):
     Args:
         config: an `AlbertConfig` (or a mapping of its fields).
         sentence_objective: `sop`, `nsp` (a sentence head on the pooled output) or `none`.
+        return_all_layer_outputs: also output `encoder_outputs`, every transformer block's
+            output (see `AlbertEncoder`).
 
     Inputs (a dict): the encoder inputs `input_word_ids`, `input_mask`, `input_type_ids`
     (int `(batch_size, seq_length)`) and `masked_lm_positions` (int `(batch_size, P)`);
@@ -69,14 +71,15 @@ class AlbertPretrainer(tf_keras.Model):
     and `next_sentence_labels` `(batch_size, 1)`, as `albert_tf.data` produces them.
 
     Outputs (a dict of float32): `mlm_logits` `(batch_size, P, vocab_size)` and, unless the
-    objective is `none`, `sentence_logits` `(batch_size, 2)`.
+    objective is `none`, `sentence_logits` `(batch_size, 2)`; `encoder_outputs` on request.
 
-    Metrics: `loss`, `mlm_loss` (the weighted mean NLL), `mlm_accuracy`, and for SOP/NSP
-    `sentence_loss`, `sentence_accuracy`.
+    Metrics: `loss` (the objective minimized, averaged over steps), `mlm_loss` (the weighted
+    mean NLL over all predictions, without the objective's `+1e-5`), `mlm_accuracy`, and for
+    SOP/NSP `sentence_loss`, `sentence_accuracy`.
     """
 
     def __init__(self, config: AlbertConfig | Mapping[str, Any], sentence_objective: str = "sop",
-                 **kwargs):
+                 return_all_layer_outputs: bool = False, **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")
         super().__init__(**kwargs)
         if not isinstance(config, AlbertConfig):
@@ -86,14 +89,16 @@ class AlbertPretrainer(tf_keras.Model):
                               f"{', '.join(SENTENCE_OBJECTIVES)}, got '{sentence_objective}'")
         self.config = config
         self.sentence_objective = sentence_objective
-        self.encoder = AlbertEncoder(config)
+        self.return_all_layer_outputs = return_all_layer_outputs
+        self.encoder = AlbertEncoder(config, return_all_layer_outputs)
         self.masked_lm = MaskedLMHead(
             config.vocab_size, config.embedding_size, config.hidden_activation,
             config.initializer_range, config.layer_norm_epsilon, name="masked_lm")
         self.sentence_head = None
         if sentence_objective != "none":
             self.sentence_head = SentenceHead(config.initializer_range, name="sentence_head")
-        self._trackers = {name: tf_keras.metrics.Mean(name) for name in self.metric_names}
+        self._trackers = {name: tf_keras.metrics.Mean(name)
+                          for name in ("loss", *self.metric_names)}
         # Metric results are already global (all-reduced); "loss" is their sum on each
         # replica, so the step reports the first replica's copy, never a sum over replicas.
         self.distribute_reduction_method = "first"
@@ -112,6 +117,8 @@ class AlbertPretrainer(tf_keras.Model):
                                                 self.encoder.get_embedding_table())}
         if self.sentence_head is not None:
             outputs["sentence_logits"] = self.sentence_head(encoded["pooled_output"])
+        if self.return_all_layer_outputs:
+            outputs["encoder_outputs"] = encoded["encoder_outputs"]
         return outputs
 
     def compute_pretraining_loss(self, features, outputs) -> tf.Tensor:
@@ -127,13 +134,23 @@ class AlbertPretrainer(tf_keras.Model):
             outputs = self(features, training=True)
             loss = self.compute_pretraining_loss(features, outputs)
         self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        return self._update_metrics(features, outputs)
+        return self._update_metrics(features, outputs, loss)
 
     def test_step(self, features):
-        return self._update_metrics(features, self(features, training=False))
+        outputs = self(features, training=False)
+        return self._update_metrics(features, outputs,
+                                    self.compute_pretraining_loss(features, outputs))
 
-    def _update_metrics(self, features, outputs) -> dict[str, tf.Tensor]:
-        """Weighted means over every example seen since the last reset (all replicas)."""
+    def _update_metrics(self, features, outputs, loss) -> dict[str, tf.Tensor]:
+        """`loss`: the mean per step of the objective minimized (`compute_pretraining_loss`,
+        the original's `+1e-5` included); the others: weighted means over every example
+        seen since the last reset (all replicas), as the original's evaluation reports them.
+        """
+        # Each of the n replicas holds its share of the step's loss. The mean is taken over
+        # all replicas' entries (sum of value x weight / sum of weights): entering n x share
+        # with weight 1/n makes a step weigh 1 and count the sum of the shares.
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        self._trackers["loss"].update_state(loss * replicas, sample_weight=1.0 / replicas)
         logits, labels = outputs["mlm_logits"], features["masked_lm_ids"]
         weights = tf.cast(features["masked_lm_weights"], tf.float32)
         correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels),
@@ -148,9 +165,7 @@ class AlbertPretrainer(tf_keras.Model):
             self._trackers["sentence_loss"].update_state(per_example)
             self._trackers["sentence_accuracy"].update_state(tf.cast(
                 tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels), tf.float32))
-        results = {name: tracker.result() for name, tracker in self._trackers.items()}
-        results["loss"] = results["mlm_loss"] + results.get("sentence_loss", 0.0)
-        return results
+        return {name: tracker.result() for name, tracker in self._trackers.items()}
 
     @property
     def metrics(self):
@@ -158,7 +173,7 @@ class AlbertPretrainer(tf_keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "sentence_objective": self.sentence_objective,
-                "name": self.name}
+                "return_all_layer_outputs": self.return_all_layer_outputs, "name": self.name}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

@@ -7,7 +7,7 @@ model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fiel
 sentence_objective: sop                      # sop | nsp | none
 data: {train_files: [...], eval_files: [...], max_seq_length: 128, ...}
 optimizer: {type: lamb, learning_rate: 0.00176, warmup_steps: 3125, ...}
-init: {mlm_output_bias: unigram}             # how the weights start (default: as the original)
+init: {mlm_output_bias: unigram}             # how the weights start: a checkpoint, the MLM bias
 train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
 distribution: {strategy: tpu}
 ```
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any, Mapping, Sequence
 
 from albert_tf.config import (AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
@@ -129,6 +130,8 @@ class TrainConfig:
 
 
 MLM_OUTPUT_BIAS_INITS = ("zeros", "unigram")
+# The formats a run can start from (`albert-convert --from`).
+CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,18 +139,42 @@ class InitConfig:
     """How the weights start before step 1 (beyond each layer's own initializer).
 
     Attributes:
+        checkpoint: continue pretraining from this model (empty: a fresh start): our model
+            folder or one of its `checkpoints/ckpt-N`, an original TF1 folder or prefix, a
+            transformers folder or a Model Garden encoder checkpoint. Its architecture must
+            be the run's `model` (dropout aside). The optimizer and step start fresh.
+        checkpoint_format: `ours`, `original`, `huggingface` or `model_garden`.
+        ignore: regular expressions over weight names (`encoder/...`, `masked_lm/...`,
+            `sentence_head/...`) to leave freshly initialized, e.g. `^sentence_head/` when
+            continuing an NSP model with SOP.
         mlm_output_bias: `zeros` (the original code) or `unigram`: the masked-LM output bias
             starts at the log frequency of each piece among the masked targets of the first
-            `prior_examples` training examples (add-one smoothed). Small models trained fast
+            `prior_examples` training examples (add-one smoothed); with a `checkpoint` that
+            has the MLM head, the checkpoint's bias is kept. Small models trained fast
             need it: with `zeros` they write the unigram into every hidden state instead and
             can collapse to one output for all inputs (`albert_tf.data.target_frequencies`).
         prior_examples: training examples counted for `unigram`.
     """
 
+    checkpoint: str = ""
+    checkpoint_format: str = "ours"
+    ignore: Sequence[str] = ()
     mlm_output_bias: str = "zeros"
     prior_examples: int = 20_000
 
     def __post_init__(self):
+        if self.checkpoint_format not in CHECKPOINT_FORMATS:
+            raise ConfigError(f"field 'init.checkpoint_format' must be one of "
+                              f"{', '.join(CHECKPOINT_FORMATS)}, "
+                              f"got '{self.checkpoint_format}'")
+        if isinstance(self.ignore, str):
+            raise ConfigError("field 'init.ignore' must be a list of regular expressions")
+        for pattern in self.ignore:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(f"field 'init.ignore': {pattern!r} is not a regular "
+                                  f"expression ({error})") from None
         if self.mlm_output_bias not in MLM_OUTPUT_BIAS_INITS:
             raise ConfigError(f"field 'init.mlm_output_bias' must be one of "
                               f"{', '.join(MLM_OUTPUT_BIAS_INITS)}, "

@@ -8,6 +8,10 @@ A run's folder (`train.model_dir`):
     tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
     eval_results.json    held-out MLM / sentence metrics of the final model
 
+Starting point: the layers' initializers, or the model `init.checkpoint` names (any format
+`albert-convert` reads; the optimizer and step counter start fresh), then `init.*`'s other
+settings (`training/initialization.py`).
+
 Resuming: run the same command again. Keras's BackupAndRestore restores weights, optimizer
 state and the step counter; this module restores the data position (the input pipeline skips
 the batches the interrupted run consumed, and its order is a function of the seed), so a
@@ -37,7 +41,7 @@ from albert_tf.precision import precision_policy
 from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig
-from albert_tf.training.initialization import initialize_from_data
+from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
 from data_prep.files import atomic_write_bytes
 
 
@@ -163,9 +167,10 @@ def dummy_batch(config: PretrainConfig, batch_size: int = 1,
     return batch
 
 
-def build_pretrainer(config: PretrainConfig) -> AlbertPretrainer:
+def build_pretrainer(config: PretrainConfig,
+                     return_all_layer_outputs: bool = False) -> AlbertPretrainer:
     """The model, built (weights created) so that checkpoints restore into it at once."""
-    model = AlbertPretrainer(config.model, config.sentence_objective)
+    model = AlbertPretrainer(config.model, config.sentence_objective, return_all_layer_outputs)
     # Two positions create every weight; a full-length pass would cost a forward step of
     # the whole model (40 s for xxlarge at 512 on a CPU).
     model(dummy_batch(config, sequence_length=2), training=False)
@@ -229,12 +234,17 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     if is_chief(strategy):
         save_run_config(config)
     tf_keras.utils.set_random_seed(config.train.seed)
+    fresh_start = (tf.train.latest_checkpoint(folders["checkpoints"]) is None
+                   and not backup_step(folders["backup"], config.train.steps_per_epoch))
+    init_model = load_init_checkpoint(config) if fresh_start else None
     with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_pretrainer(config)
-            initialized = initialize_from_data(model, config, train_files)
-            if initialized and is_chief(strategy):
-                print(f"albert-pretrain: {initialized}")
+            if fresh_start:
+                for line in initialize_pretrainer(model, config, train_files, init_model):
+                    if is_chief(strategy):
+                        print(f"albert-pretrain: {line}")
+            del init_model
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
