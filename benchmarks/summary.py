@@ -37,6 +37,18 @@ def train_step_table(rows: list[dict]) -> str:
           f"{r.get('peak_rss_gib_so_far', float('nan')):.2f}"] for r in rows])
 
 
+def accumulation_table(result: dict) -> str:
+    """Gradient accumulation: one row per way of making the same update."""
+    return markdown_table(
+        f"update of {result['batch_size']} ({result['model']}) as:l|ms/update:r|examples/s:r"
+        "|GFLOP/s:r|peak RSS GiB:r|device peak GiB:r",
+        [[f"{r['micro_batches']} x {r['micro_batch_size']}", f"{r['step_seconds'] * 1e3:.0f}",
+          f"{r['examples_per_second']:.1f}", f"{r['achieved_gflops']:.1f}",
+          f"{r['peak_rss_gib']:.2f}",
+          "-" if r["device_peak_memory_gib"] is None else f"{r['device_peak_memory_gib']:.2f}"]
+         for r in result["rows"]])
+
+
 def table3_table(ratios: list[dict]) -> str:
     return markdown_table(
         "size:l|mode:l|precision:l|ALBERT ms/step:r|BERT ms/step:r|ALBERT / BERT speed-up:r"
@@ -234,6 +246,7 @@ def summary_markdown(run: dict) -> str:
              r["microseconds_per_example_by_stage"].items()) + reading_line(r)
          + hot_functions_table(r.get("profile_hot_functions", []))),
         ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
+        ("accumulation", "Gradient accumulation", accumulation_table),
     ]
     for name, title, render in sections:
         if name in results:

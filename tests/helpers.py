@@ -82,3 +82,22 @@ def reference_weights(encoder):
                            "ln_beta": emb.layer_norm.beta.numpy()},
             "projection": _dense(emb.projection) if emb.projection else None,
             "groups": groups, "pooler": _dense(encoder.pooler.dense)}
+
+
+def pretraining_batch(vocab_size, seed=0, batch=6, seq=16, predictions=5):
+    """Padded sequences, masked positions with some padding slots (weight 0), and labels."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(8, seq + 1, size=batch)
+    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
+    ids = rng.integers(5, vocab_size, size=(batch, seq)).astype(np.int32) * mask
+    real = rng.integers(1, predictions + 1, size=batch)  # predictions per example
+    weights = (np.arange(predictions)[None, :] < real[:, None]).astype(np.float32)
+    positions = np.stack([rng.choice(np.arange(1, n), predictions, replace=False)
+                          for n in lengths]).astype(np.int32) * weights.astype(np.int32)
+    types = ((np.arange(seq)[None, :] >= lengths[:, None] // 2) * mask).astype(np.int32)
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "masked_lm_positions": positions,
+            "masked_lm_ids": rng.integers(5, vocab_size, size=(batch, predictions)).astype(
+                np.int32) * weights.astype(np.int32),
+            "masked_lm_weights": weights,
+            "next_sentence_labels": rng.integers(0, 2, size=(batch, 1)).astype(np.int32)}

@@ -5,33 +5,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import randomize_weights
+from helpers import pretraining_batch, randomize_weights
 from numpy_reference import layer_norm
 
 from albert_tf.layers.activations import gelu_tanh
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import OptimizerConfig, create_optimizer
 
-BATCH, SEQ, PREDICTIONS = 6, 16, 5
-
-
-def pretraining_batch(vocab_size, seed=0, batch=BATCH):
-    """Padded sequences, masked positions with some padding slots (weight 0), and labels."""
-    rng = np.random.default_rng(seed)
-    lengths = rng.integers(8, SEQ + 1, size=batch)
-    mask = (np.arange(SEQ)[None, :] < lengths[:, None]).astype(np.int32)
-    ids = rng.integers(5, vocab_size, size=(batch, SEQ)).astype(np.int32) * mask
-    real = rng.integers(1, PREDICTIONS + 1, size=batch)  # predictions per example
-    weights = (np.arange(PREDICTIONS)[None, :] < real[:, None]).astype(np.float32)
-    positions = np.stack([rng.choice(np.arange(1, n), PREDICTIONS, replace=False)
-                          for n in lengths]).astype(np.int32) * weights.astype(np.int32)
-    types = ((np.arange(SEQ)[None, :] >= lengths[:, None] // 2) * mask).astype(np.int32)
-    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
-            "masked_lm_positions": positions,
-            "masked_lm_ids": rng.integers(5, vocab_size, size=(batch, PREDICTIONS)).astype(
-                np.int32) * weights.astype(np.int32),
-            "masked_lm_weights": weights,
-            "next_sentence_labels": rng.integers(0, 2, size=(batch, 1)).astype(np.int32)}
+BATCH = 6  # pretraining_batch's default
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@ Formats:
                    (encoder only; its sizes come from `config`);
     huggingface  - a transformers ALBERT folder (`config.json`, `model.safetensors` or
                    `pytorch_model.bin`, `spiece.model`);
-    ours         - our model folder (`config.yaml`, `checkpoints/ckpt-<step>`).
+    ours         - our model folder (`config.yaml`, `checkpoints/ckpt-<step>`);
+    keras_hub    - a keras-hub preset folder of `AlbertBackbone` (encoder only), written and
+                   read by keras-hub in a Keras 3 process (`keras_hub.py`).
 Model Garden is a source only: its encoder has no pretraining heads to write back.
 """
 
@@ -19,7 +21,7 @@ import json
 import os
 from typing import Any, Sequence
 
-from albert_tf.checkpoints import huggingface, model_garden, native, original
+from albert_tf.checkpoints import huggingface, keras_hub, model_garden, native, original
 from albert_tf.checkpoints.reading import CheckpointError, containing_folder
 from albert_tf.config import AlbertConfig, translate_original_config
 from albert_tf.presets import load_preset
@@ -27,7 +29,7 @@ from albert_tf.training.config import CHECKPOINT_FORMATS
 from albert_tf.training.trainer import checkpoint_step
 
 SOURCES = CHECKPOINT_FORMATS
-TARGETS = ("ours", "original", "huggingface")
+TARGETS = ("ours", "original", "huggingface", "keras_hub")
 
 
 @dataclasses.dataclass
@@ -85,6 +87,9 @@ def load_model(source_format: str, path: str, config: AlbertConfig | None = None
         step, spm = 0, None
     elif source_format == "ours":
         model, config, step, spm = _load_ours(path, checkpoint)
+    elif source_format == "keras_hub":
+        model, config = keras_hub.load_keras_hub(path, config, ignored)
+        step, spm = 0, _find_spm_model(path, [keras_hub.TOKENIZER_ASSET])
     else:
         raise CheckpointError(f"unknown source format '{source_format}' "
                               f"(known: {', '.join(SOURCES)})")
@@ -116,5 +121,7 @@ def save_model(loaded: LoadedModel, target_format: str, output_dir: str,
         return original.save_original(loaded.model, output_dir, loaded.global_step, spm)
     if target_format == "huggingface":
         return huggingface.save_huggingface(loaded.model, output_dir, spm, lower_case)
+    if target_format == "keras_hub":
+        return keras_hub.save_keras_hub(loaded.model, output_dir, spm)
     raise CheckpointError(f"unknown target format '{target_format}' "
                           f"(known: {', '.join(TARGETS)})")

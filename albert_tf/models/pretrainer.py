@@ -18,6 +18,7 @@ import tf_keras
 
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.layers.heads import MaskedLMHead, SentenceHead
+from albert_tf.models.accumulation import accumulate
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
@@ -55,6 +56,12 @@ def sentence_loss(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
     return tf.reduce_sum(per_example) / global_sum(batch_size)
 
 
+def _correct(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+    """1.0 where the arg-max of `logits` is `labels`, else 0.0."""
+    return tf.cast(tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels),
+                   tf.float32)
+
+
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
 class AlbertPretrainer(tf_keras.Model):
     """ALBERT with its pretraining heads; `fit` trains it on batches of the TFRecord features.
@@ -64,6 +71,9 @@ class AlbertPretrainer(tf_keras.Model):
         sentence_objective: `sop`, `nsp` (a sentence head on the pooled output) or `none`.
         return_all_layer_outputs: also output `encoder_outputs`, every transformer block's
             output (see `AlbertEncoder`).
+        gradient_accumulation_steps: N; `fit` splits each step's batch into N micro-batches
+            and applies one update with their summed gradients, exactly the one batch's
+            (`albert_tf.models.accumulation`).
 
     Inputs (a dict): the encoder inputs `input_word_ids`, `input_mask`, `input_type_ids`
     (int `(batch_size, seq_length)`) and `masked_lm_positions` (int `(batch_size, P)`);
@@ -79,7 +89,8 @@ class AlbertPretrainer(tf_keras.Model):
     """
 
     def __init__(self, config: AlbertConfig | Mapping[str, Any], sentence_objective: str = "sop",
-                 return_all_layer_outputs: bool = False, **kwargs):
+                 return_all_layer_outputs: bool = False, gradient_accumulation_steps: int = 1,
+                 **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")
         super().__init__(**kwargs)
         if not isinstance(config, AlbertConfig):
@@ -89,6 +100,10 @@ class AlbertPretrainer(tf_keras.Model):
                               f"{', '.join(SENTENCE_OBJECTIVES)}, got '{sentence_objective}'")
         self.config = config
         self.sentence_objective = sentence_objective
+        if int(gradient_accumulation_steps) < 1:
+            raise ConfigError(f"gradient_accumulation_steps must be >= 1, got "
+                              f"{gradient_accumulation_steps}")
+        self.gradient_accumulation_steps = int(gradient_accumulation_steps)
         self.return_all_layer_outputs = return_all_layer_outputs
         self.encoder = AlbertEncoder(config, return_all_layer_outputs)
         self.masked_lm = MaskedLMHead(
@@ -121,27 +136,70 @@ class AlbertPretrainer(tf_keras.Model):
             outputs["encoder_outputs"] = encoded["encoder_outputs"]
         return outputs
 
-    def compute_pretraining_loss(self, features, outputs) -> tf.Tensor:
-        """This replica's share of the total loss (the global loss on one device)."""
-        loss = masked_lm_loss(outputs["mlm_logits"], features["masked_lm_ids"],
-                              features["masked_lm_weights"])
+    def loss_denominators(self, features) -> dict[str, tf.Tensor]:
+        """The global denominators of the losses over the step's batch (all replicas): the
+        MLM weights plus 1e-5, and the example count for the sentence loss."""
+        weights = tf.cast(features["masked_lm_weights"], tf.float32)
+        denominators = {"masked_lm": global_sum(tf.reduce_sum(weights)) + MLM_WEIGHT_EPSILON}
         if self.sentence_head is not None:
-            loss += sentence_loss(outputs["sentence_logits"], features["next_sentence_labels"])
+            denominators["sentence"] = global_sum(tf.cast(tf.shape(weights)[0], tf.float32))
+        return denominators
+
+    def compute_pretraining_loss(self, features, outputs, denominators=None) -> tf.Tensor:
+        """This replica's share of the total loss (the global loss on one device);
+        `denominators` (default: those of `features`) lets a micro-batch compute its share
+        of a larger batch's loss."""
+        return self._loss(self._statistics(features, outputs),
+                          denominators or self.loss_denominators(features))
+
+    def _loss(self, sums, denominators) -> tf.Tensor:
+        loss = sums["mlm_nll"] / denominators["masked_lm"]
+        if self.sentence_head is not None:
+            loss += sums["sentence_nll"] / denominators["sentence"]
         return loss
 
+    def _statistics(self, features, outputs) -> dict[str, tf.Tensor]:
+        """Sums over the batch that the losses and metrics are made of."""
+        logits, labels = outputs["mlm_logits"], features["masked_lm_ids"]
+        weights = tf.cast(features["masked_lm_weights"], tf.float32)
+        sums = {"mlm_nll": tf.reduce_sum(weights * masked_lm_nll(logits, labels)),
+                "mlm_correct": tf.reduce_sum(weights * _correct(logits, labels)),
+                "mlm_weight": tf.reduce_sum(weights)}
+        if self.sentence_head is not None:
+            logits = outputs["sentence_logits"]
+            labels = tf.reshape(features["next_sentence_labels"], [-1])
+            sums["sentence_nll"] = tf.reduce_sum(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            sums["sentence_correct"] = tf.reduce_sum(_correct(logits, labels))
+            sums["sentence_count"] = tf.cast(tf.shape(labels)[0], tf.float32)
+        return sums
+
+    def _loss_and_statistics(self, features, denominators, training):
+        sums = self._statistics(features, self(features, training=training))
+        return self._loss(sums, denominators), sums
+
     def train_step(self, features):
-        with tf.GradientTape() as tape:
-            outputs = self(features, training=True)
-            loss = self.compute_pretraining_loss(features, outputs)
-        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        return self._update_metrics(features, outputs, loss)
+        denominators = self.loss_denominators(features)
+        steps = self.gradient_accumulation_steps
+        if steps == 1:
+            with tf.GradientTape() as tape:
+                loss, sums = self._loss_and_statistics(features, denominators, training=True)
+            self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        else:
+            gradients, loss, sums = accumulate(
+                self, features, steps,
+                lambda piece: self._loss_and_statistics(piece, denominators, training=True))
+            self.optimizer.apply_gradients(
+                (gradient, variable) for gradient, variable
+                in zip(gradients, self.trainable_variables) if gradient is not None)
+        return self._update_metrics(sums, loss)
 
     def test_step(self, features):
-        outputs = self(features, training=False)
-        return self._update_metrics(features, outputs,
-                                    self.compute_pretraining_loss(features, outputs))
+        loss, sums = self._loss_and_statistics(features, self.loss_denominators(features),
+                                               training=False)
+        return self._update_metrics(sums, loss)
 
-    def _update_metrics(self, features, outputs, loss) -> dict[str, tf.Tensor]:
+    def _update_metrics(self, sums, loss) -> dict[str, tf.Tensor]:
         """`loss`: the mean per step of the objective minimized (`compute_pretraining_loss`,
         the original's `+1e-5` included); the others: weighted means over every example
         seen since the last reset (all replicas), as the original's evaluation reports them.
@@ -151,20 +209,16 @@ class AlbertPretrainer(tf_keras.Model):
         # with weight 1/n makes a step weigh 1 and count the sum of the shares.
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         self._trackers["loss"].update_state(loss * replicas, sample_weight=1.0 / replicas)
-        logits, labels = outputs["mlm_logits"], features["masked_lm_ids"]
-        weights = tf.cast(features["masked_lm_weights"], tf.float32)
-        correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels),
-                          tf.float32)
-        self._trackers["mlm_loss"].update_state(masked_lm_nll(logits, labels), weights)
-        self._trackers["mlm_accuracy"].update_state(correct, weights)
-        if self.sentence_head is not None:
-            logits = outputs["sentence_logits"]
-            labels = tf.reshape(features["next_sentence_labels"], [-1])
-            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
-                                                                         logits=logits)
-            self._trackers["sentence_loss"].update_state(per_example)
-            self._trackers["sentence_accuracy"].update_state(tf.cast(
-                tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels), tf.float32))
+        # A mean's state is (sum of value x weight, sum of weights): enter the batch's sum.
+        for metric, numerator, weight in (("mlm_loss", "mlm_nll", "mlm_weight"),
+                                          ("mlm_accuracy", "mlm_correct", "mlm_weight"),
+                                          ("sentence_loss", "sentence_nll", "sentence_count"),
+                                          ("sentence_accuracy", "sentence_correct",
+                                           "sentence_count")):
+            if weight in sums:
+                self._trackers[metric].update_state(
+                    tf.math.divide_no_nan(sums[numerator], sums[weight]),
+                    sample_weight=sums[weight])
         return {name: tracker.result() for name, tracker in self._trackers.items()}
 
     @property
@@ -173,7 +227,9 @@ class AlbertPretrainer(tf_keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "sentence_objective": self.sentence_objective,
-                "return_all_layer_outputs": self.return_all_layer_outputs, "name": self.name}
+                "return_all_layer_outputs": self.return_all_layer_outputs,
+                "gradient_accumulation_steps": self.gradient_accumulation_steps,
+                "name": self.name}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

@@ -78,7 +78,10 @@ class TrainConfig:
 
     Attributes:
         model_dir: checkpoints, backups, TensorBoard logs and the resolved config go here.
-        global_batch_size: examples per step over all replicas.
+        global_batch_size: examples per step (one optimizer update) over all replicas.
+        gradient_accumulation_steps: N; each replica runs its share of a step's batch as N
+            micro-batches and the update uses their summed gradients, exactly the gradient
+            of the whole batch (memory for one micro-batch of activations).
         train_steps: optimizer steps in total (also the learning-rate decay length).
         steps_per_epoch: steps between checkpoints, held-out evaluations and epoch logs.
         steps_per_execution: steps run inside one `tf.function` call (host overhead / N).
@@ -94,6 +97,7 @@ class TrainConfig:
 
     model_dir: str = "runs/pretrain"
     global_batch_size: int = 4096
+    gradient_accumulation_steps: int = 1
     train_steps: int = 125_000
     steps_per_epoch: int = 5_000
     steps_per_execution: int = 1
@@ -107,7 +111,8 @@ class TrainConfig:
     verbose: int = 1
 
     def __post_init__(self):
-        _require_positive("train", self, ("global_batch_size", "train_steps", "steps_per_epoch",
+        _require_positive("train", self, ("global_batch_size", "gradient_accumulation_steps",
+                                          "train_steps", "steps_per_epoch",
                                           "steps_per_execution", "backup_every_steps",
                                           "checkpoints_to_keep", "log_every_steps"))
         if self.train_steps % self.steps_per_epoch:
@@ -131,7 +136,7 @@ class TrainConfig:
 
 MLM_OUTPUT_BIAS_INITS = ("zeros", "unigram")
 # The formats a run can start from (`albert-convert --from`).
-CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden")
+CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden", "keras_hub")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +146,11 @@ class InitConfig:
     Attributes:
         checkpoint: continue pretraining from this model (empty: a fresh start): our model
             folder or one of its `checkpoints/ckpt-N`, an original TF1 folder or prefix, a
-            transformers folder or a Model Garden encoder checkpoint. Its architecture must
+            transformers folder, a Model Garden encoder checkpoint or a keras-hub preset
+            folder. Its architecture must
             be the run's `model` (dropout aside). The optimizer and step start fresh.
-        checkpoint_format: `ours`, `original`, `huggingface` or `model_garden`.
+        checkpoint_format: `ours`, `original`, `huggingface`, `model_garden` or
+            `keras_hub`.
         ignore: regular expressions over weight names (`encoder/...`, `masked_lm/...`,
             `sentence_head/...`) to leave freshly initialized, e.g. `^sentence_head/` when
             continuing an NSP model with SOP.

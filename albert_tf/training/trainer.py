@@ -144,13 +144,17 @@ def resolve_jit_compile(config, strategy) -> bool:
 
 
 def check_global_batch(config, strategy) -> None:
-    """`config.train.global_batch_size` must split evenly over the replicas."""
+    """`config.train.global_batch_size` must split evenly over the replicas (and, with
+    gradient accumulation, each replica's share into the micro-batches)."""
     replicas = strategy.num_replicas_in_sync
-    if config.train.global_batch_size % replicas:
+    micro_batches = getattr(config.train, "gradient_accumulation_steps", 1)
+    if config.train.global_batch_size % (replicas * micro_batches):
+        accumulation = (f" times the {micro_batches} micro-batches of "
+                        f"train.gradient_accumulation_steps" if micro_batches > 1 else "")
         raise ConfigError(f"field 'train.global_batch_size' "
                           f"({config.train.global_batch_size}) must be a multiple of the "
                           f"{replicas} replicas of distribution.strategy "
-                          f"'{config.distribution.strategy}'")
+                          f"'{config.distribution.strategy}'{accumulation}")
 
 
 def dummy_batch(config: PretrainConfig, batch_size: int = 1,
@@ -170,7 +174,8 @@ def dummy_batch(config: PretrainConfig, batch_size: int = 1,
 def build_pretrainer(config: PretrainConfig,
                      return_all_layer_outputs: bool = False) -> AlbertPretrainer:
     """The model, built (weights created) so that checkpoints restore into it at once."""
-    model = AlbertPretrainer(config.model, config.sentence_objective, return_all_layer_outputs)
+    model = AlbertPretrainer(config.model, config.sentence_objective, return_all_layer_outputs,
+                             config.train.gradient_accumulation_steps)
     # Two positions create every weight; a full-length pass would cost a forward step of
     # the whole model (40 s for xxlarge at 512 on a CPU).
     model(dummy_batch(config, sequence_length=2), training=False)
