@@ -6,7 +6,7 @@ model: {init_checkpoint: runs/base, classifier_dropout: 0.1, hidden_dropout: 0.0
 data: {data_dir: glue_data/MRPC, max_seq_length: 512}
 optimizer: {type: adamw, learning_rate: 2.0e-5, warmup_steps: 200}
 train: {model_dir: runs/mrpc, global_batch_size: 32, train_steps: 800, eval_every_steps: 100}
-squad: {n_best_size: 20, max_answer_length: 30, null_score_threshold: 0.0}
+squad: {n_best_size: 20, max_answer_length: 30, v2_head: answerability}
 distribution: {strategy: default}
 ```
 
@@ -147,6 +147,9 @@ class FinetuneTrainConfig:
                f"one of {', '.join(PRECISION_POLICIES)}", self.precision)
 
 
+SQUAD_V2_HEADS = ("answerability", "cls")
+
+
 @dataclasses.dataclass(frozen=True)
 class SquadConfig:
     """SQuAD answer post-processing.
@@ -154,15 +157,28 @@ class SquadConfig:
     Attributes:
         n_best_size: start and end candidates per window, and answers kept per question.
         max_answer_length: longest answer in tokens.
-        null_score_threshold: v2.0: answer "no answer" when the [CLS] span's score beats the
-            best span's by more than this.
+        v2_head: the SQuAD 2.0 model: `answerability` (the original ALBERT's: XLNet's start,
+            start-conditioned end and answerability heads, the no-answer threshold tuned on
+            dev for the best F1) or `cls` (BERT's rule: no answer is the [CLS] span).
+        start_n_top, end_n_top: the `answerability` head's beam of starts, and of ends per
+            start.
+        null_score_threshold: v2.0 with `cls`: answer "no answer" when the [CLS] span's score
+            beats the best span's by more than this. With `answerability`: the threshold on
+            the answerability logit for test predictions made before any dev evaluation.
     """
 
     n_best_size: int = 20
     max_answer_length: int = 30
+    v2_head: str = "answerability"
+    start_n_top: int = 5
+    end_n_top: int = 5
     null_score_threshold: float = 0.0
 
     def __post_init__(self):
+        _check(self.v2_head in SQUAD_V2_HEADS, "squad.v2_head",
+               f"one of {', '.join(SQUAD_V2_HEADS)}", self.v2_head)
+        _check(self.start_n_top > 0, "squad.start_n_top", "positive", self.start_n_top)
+        _check(self.end_n_top > 0, "squad.end_n_top", "positive", self.end_n_top)
         _check(self.n_best_size > 0, "squad.n_best_size", "positive", self.n_best_size)
         _check(self.max_answer_length > 0, "squad.max_answer_length", "positive",
                self.max_answer_length)

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from albert_tf.models.encoder import INPUT_NAMES
-from albert_tf.models.task_models import (AlbertClassifier, AlbertMultipleChoice,
-                                          AlbertSpanLabeler)
+from albert_tf.models.task_models import (AlbertAnswerabilitySpanLabeler, AlbertClassifier,
+                                          AlbertMultipleChoice, AlbertSpanLabeler)
 from albert_tf.tasks import glue, metrics, race, squad, squad_evaluation, squad_postprocess
 from albert_tf.tasks.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
@@ -183,6 +183,7 @@ class SquadTask(FinetuneTask):
         super().__init__(name, config)
         self.version_2 = name == "squad_v2"
         self.version = "2.0" if self.version_2 else "1.1"
+        self.tuned_threshold: float | None = None  # set by a dev evaluation
 
     def source_files(self, split: str) -> list[str]:
         return [os.path.join(self.data_dir, f"{split}-v{self.version}.json")]
@@ -204,23 +205,58 @@ class SquadTask(FinetuneTask):
         return squad.convert_examples(examples, tokenizer, data.max_seq_length, data.doc_stride,
                                       data.max_query_length, is_training)
 
+    @property
+    def answerability_head(self) -> bool:
+        """SQuAD 2.0 with the original ALBERT's head (`squad.v2_head: answerability`)."""
+        return self.version_2 and self.config.squad.v2_head == "answerability"
+
     def build_model(self, model_config):
+        if self.answerability_head:
+            squad = self.config.squad
+            return AlbertAnswerabilitySpanLabeler(model_config, squad.start_n_top,
+                                                  squad.end_n_top,
+                                                  self.config.model.classifier_dropout)
         return AlbertSpanLabeler(model_config)
 
     def _predictions(self, examples, features, outputs):
         settings = self.config.squad
+        if self.answerability_head:
+            predictions = squad_postprocess.predict_answers_with_answerability(
+                examples, features, outputs, settings.n_best_size, settings.max_answer_length)
+            return squad_postprocess.apply_no_answer_threshold(
+                predictions, self.tuned_threshold if self.tuned_threshold is not None
+                else settings.null_score_threshold)
         return squad_postprocess.predict_answers(
             examples, features, outputs["start_logits"], outputs["end_logits"],
             settings.n_best_size, settings.max_answer_length, self.version_2,
             settings.null_score_threshold)
 
     def evaluate(self, examples, features, outputs):
+        if self.answerability_head:
+            return self._evaluate_with_answerability(examples, features, outputs)
         predictions = self._predictions(examples, features, outputs)
         # The answers already applied squad.null_score_threshold; the null odds only feed
         # the official best-threshold search (best_exact, best_f1 and their thresholds).
         scores = squad_evaluation.squad_scores(
             examples, predictions.answers, predictions.null_odds if self.version_2 else None,
             no_answer_threshold=math.inf)
+        return {name: float(value) for name, value in scores.items()}
+
+    def _evaluate_with_answerability(self, examples, features, outputs):
+        """As the original's `evaluate_v2`: score the best spans with the official script
+        (no-answer probability threshold 1.0 on the answerability logit) to find the
+        threshold of the best F1, answer "" above it, and score those answers the same way.
+        The threshold is kept for the test predictions written after this evaluation."""
+        settings = self.config.squad
+        spans = squad_postprocess.predict_answers_with_answerability(
+            examples, features, outputs, settings.n_best_size, settings.max_answer_length)
+        search = squad_evaluation.squad_scores(examples, spans.answers, spans.null_odds, 1.0)
+        self.tuned_threshold = search["best_f1_threshold"]
+        final = squad_postprocess.apply_no_answer_threshold(spans, self.tuned_threshold)
+        scores = squad_evaluation.squad_scores(examples, final.answers, final.null_odds, 1.0)
+        scores.update({name: search[name] for name in ("best_exact", "best_exact_threshold",
+                                                       "best_f1", "best_f1_threshold")})
+        scores["null_score_threshold"] = self.tuned_threshold
         return {name: float(value) for name, value in scores.items()}
 
     def write_predictions(self, split, examples, features, outputs, output_dir):

@@ -8,6 +8,7 @@ replicas equal the single-device gradients.
 
     AlbertClassifier      GLUE classification (`num_classes` >= 2) and STS-B regression (1)
     AlbertSpanLabeler     SQuAD v1.1 / v2.0 (no answer = the [CLS] span, as in BERT)
+    AlbertAnswerabilitySpanLabeler  SQuAD v2.0 as the original ALBERT (XLNet's head)
     AlbertMultipleChoice  RACE: one score per option, softmax across the options
 """
 
@@ -19,7 +20,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import AlbertConfig
-from albert_tf.layers.task_heads import ClassificationHead, SpanHead
+from albert_tf.layers.task_heads import AnswerabilitySpanHead, ClassificationHead, SpanHead
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import global_sum
 
@@ -164,8 +165,7 @@ class AlbertSpanLabeler(AlbertTaskModel):
     For SQuAD v2.0 this is BERT's "no answer" rule (Devlin et al., 2019): unanswerable
     questions are trained to point at the [CLS] position, and at inference the [CLS] span's
     score competes with the best real span (`albert_tf.tasks.squad_postprocess`). The
-    original ALBERT's v2.0 model adds a separate answerability classifier and a start-
-    conditioned end head (from XLNet); that head is not built here.
+    original ALBERT's v2.0 model is `AlbertAnswerabilitySpanLabeler`.
 
     Args:
         config: an `AlbertConfig` (or a mapping of its fields).
@@ -198,6 +198,96 @@ class AlbertSpanLabeler(AlbertTaskModel):
     def metric_values(self, features, outputs):
         return {"start_accuracy": _correct(features["start_position"], outputs["start_logits"]),
                 "end_accuracy": _correct(features["end_position"], outputs["end_logits"])}
+
+
+def answer_mask(input_mask: tf.Tensor, input_type_ids: tf.Tensor) -> tf.Tensor:
+    """float `(batch, seq)`: 1 where an answer cannot start or end in a
+    `[CLS] question [SEP] context [SEP]` row (the question, both [SEP]s, padding), 0 at the
+    context and at [CLS] (the no-answer position), as the original's `p_mask`."""
+    length = tf.shape(input_mask)[1]
+    last = tf.reduce_sum(tf.cast(input_mask, tf.int32), 1, keepdims=True) - 1  # final [SEP]
+    positions = tf.range(length)[None]
+    context = ((tf.cast(input_type_ids, tf.int32) == 1) & (tf.cast(input_mask, tf.int32) == 1)
+               & (positions != last))
+    return 1.0 - tf.cast(context | (positions == 0), tf.float32)
+
+
+@tf_keras.utils.register_keras_serializable(package="albert_tf")
+class AlbertAnswerabilitySpanLabeler(AlbertTaskModel):
+    """SQuAD 2.0 as the original ALBERT's `run_squad_v2.py` trains it: XLNet's head
+    (`AnswerabilitySpanHead`: start, end conditioned on the start, an answerability logit).
+
+    Args:
+        config: an `AlbertConfig` (or a mapping of its fields).
+        start_n_top, end_n_top: the inference beam (5 and 5 in the original).
+        dropout_rate: dropout in the answerability branch (0.1).
+
+    Inputs: the encoder inputs `(batch_size, seq_length)` of `[CLS] question [SEP] context
+    [SEP]` rows; training and evaluation also read `start_position`, `end_position` int
+    `(batch_size,)` (0, the [CLS] position, for a window without the answer).
+
+    Outputs: the encoder's, plus, in training, `start_log_probs`, `end_log_probs`, and at
+    inference `start_top_log_probs`, `start_top_index`, `end_top_log_probs`,
+    `end_top_index`; always `cls_logits` `(batch_size,)`, the logit of "no answer"
+    (`albert_tf.tasks.squad_postprocess.predict_answers_with_answerability` reads them).
+
+    Loss, as the original's: (start NLL + end NLL) / 2 + (sigmoid cross-entropy of
+    `cls_logits` against "the window has no answer") / 2, the end conditioned on the true
+    start. Metrics: `loss`, `start_accuracy`, `end_accuracy`, `answerable_accuracy`.
+    """
+
+    task_outputs = ("start_top_log_probs", "start_top_index", "end_top_log_probs",
+                    "end_top_index", "cls_logits")
+
+    def __init__(self, config, start_n_top: int = 5, end_n_top: int = 5,
+                 dropout_rate: float = 0.1, **kwargs):
+        kwargs.setdefault("name", "albert_answerability_span_labeler")
+        super().__init__(config, ("start_accuracy", "end_accuracy", "answerable_accuracy"),
+                         **kwargs)
+        self.start_n_top, self.end_n_top, self.dropout_rate = start_n_top, end_n_top, dropout_rate
+        self.head = AnswerabilitySpanHead(
+            self.config.hidden_size, start_n_top, end_n_top, dropout_rate,
+            self.config.initializer_range, name="squad_v2")
+
+    def call(self, inputs, training=None):
+        """Conditioned on the true start while training, on the beam otherwise."""
+        return self._outputs(inputs, training, conditioned=bool(training))
+
+    def _outputs(self, inputs, training, conditioned: bool):
+        encoded = self.encode(inputs, training)
+        p_mask = answer_mask(inputs["input_mask"], inputs["input_type_ids"])
+        starts = inputs["start_position"] if conditioned else None
+        return {**encoded, **self.head(encoded["sequence_output"], p_mask, starts,
+                                       training=training)}
+
+    def test_step(self, features):
+        """Evaluation scores the training objective: the end conditioned on the true start."""
+        return self._update_metrics(features,
+                                    self._outputs(features, False, conditioned=True))
+
+    def per_example_loss(self, features, outputs):
+        start, end = _positions(features["start_position"]), _positions(features["end_position"])
+        span = -0.5 * (tf.gather(outputs["start_log_probs"], start[:, None], batch_dims=1)[:, 0]
+                       + tf.gather(outputs["end_log_probs"], end[:, None], batch_dims=1)[:, 0])
+        no_answer = tf.cast(tf.equal(start, 0), tf.float32)
+        return span + 0.5 * tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=no_answer, logits=outputs["cls_logits"])
+
+    def metric_values(self, features, outputs):
+        start = _positions(features["start_position"])
+        no_answer = tf.equal(start, 0)
+        return {"start_accuracy": _correct(start, outputs["start_log_probs"]),
+                "end_accuracy": _correct(features["end_position"], outputs["end_log_probs"]),
+                "answerable_accuracy": tf.cast(
+                    tf.equal(outputs["cls_logits"] > 0, no_answer), tf.float32)}
+
+    def get_config(self):
+        return {**super().get_config(), "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top, "dropout_rate": self.dropout_rate}
+
+
+def _positions(values: tf.Tensor) -> tf.Tensor:
+    return tf.cast(tf.reshape(values, [-1]), tf.int32)
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")

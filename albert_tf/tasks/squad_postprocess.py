@@ -1,4 +1,5 @@
-"""SQuAD answers from start/end logits, and the prediction files the official scripts read.
+"""SQuAD answers from start/end logits (or from the original ALBERT's v2.0 beam,
+`predict_answers_with_answerability`), and the prediction files the official scripts read.
 
 The span search is BERT's `write_predictions` (which the original ALBERT v1 code reuses): in
 each window, pair the `n_best_size` highest start and end positions, keep pairs of context
@@ -40,7 +41,8 @@ class SquadPredictions:
     Attributes:
         answers: the answer text ("" predicts "no answer" in v2.0).
         null_odds: v2.0 only: null score minus the best span's score (what the official
-            v2.0 script reads as `na_prob` to tune a threshold); +inf when no span was valid.
+            v2.0 script reads as `na_prob` to tune a threshold), +inf when no span was valid;
+            with the answerability head, the smallest answerability logit of its windows.
         nbest: the ranked candidates: dicts of `text`, `start_logit`, `end_logit` and
             `probability` (softmax over the listed candidates' scores).
     """
@@ -72,9 +74,7 @@ def predict_answers(examples: Sequence[SquadExample], features: Mapping[str, np.
     if start_logits.shape != expected or end_logits.shape != expected:
         raise ValueError(f"start_logits {start_logits.shape} and end_logits "
                          f"{end_logits.shape} must match the features' rows {expected}")
-    rows_of: dict[int, list[int]] = {}
-    for row, example_index in enumerate(features["example_index"].tolist()):
-        rows_of.setdefault(example_index, []).append(row)
+    rows_of = _rows_by_example(features)
     predictions = SquadPredictions({}, {}, {})
     for example_index, example in enumerate(examples):
         rows = rows_of.get(example_index, [])
@@ -111,6 +111,12 @@ def _ranked_spans(context, features, rows, start_logits, end_logits, n_best_size
         end_scores = end_logits[row, ends].astype(np.float64)
         found.append((start_scores + end_scores, start_scores, end_scores,
                       np.full(starts.shape, row), starts, ends))
+    return _distinct_texts(context, features, found, n_best_size)
+
+
+def _distinct_texts(context, features, found, n_best_size) -> list[dict]:
+    """`found` (per window: score, start score, end score, row, start, end arrays) ranked by
+    score, one entry per distinct non-empty text, the first `n_best_size`."""
     if not found:
         return []
     score, start_score, end_score, row, start, end = (np.concatenate(column)
@@ -133,13 +139,84 @@ def _window_candidates(features, row, start_row, end_row, n_best_size, max_answe
     """Token positions (starts, ends) of the valid spans among one window's top positions."""
     top_starts = np.argsort(-start_row, kind="stable")[:n_best_size]
     top_ends = np.argsort(-end_row, kind="stable")[:n_best_size]
-    is_context = features["token_char_start"][row] >= 0
-    start, end = top_starts[:, None], top_ends[None, :]
-    valid = (is_context[start] & is_context[end]
-             & (features["token_is_max_context"][row][start] == 1)
-             & (end >= start) & (end - start + 1 <= max_answer_length))
+    start, end = np.broadcast_arrays(top_starts[:, None], top_ends[None, :])
+    valid = _valid_spans(features, row, start, end, max_answer_length)
     start_index, end_index = np.nonzero(valid)
     return top_starts[start_index], top_ends[end_index]
+
+
+def _valid_spans(features, row, start, end, max_answer_length) -> np.ndarray:
+    """Whether each (start, end) of one window is an answer: both in the window's context,
+    the start where this window gives it the most context, in order, not too long."""
+    is_context = features["token_char_start"][row] >= 0
+    return (is_context[start] & is_context[end]
+            & (features["token_is_max_context"][row][start] == 1)
+            & (end >= start) & (end - start + 1 <= max_answer_length))
+
+
+def predict_answers_with_answerability(
+        examples: Sequence[SquadExample], features: Mapping[str, np.ndarray],
+        outputs: Mapping[str, np.ndarray], n_best_size: int = 20,
+        max_answer_length: int = 30) -> SquadPredictions:
+    """SQuAD 2.0 answers from the original ALBERT's head (`AlbertAnswerabilitySpanLabeler`),
+    as its `run_squad_v2.py` makes them, before any no-answer threshold.
+
+    In each window, the beam's `start_n_top x end_n_top` (start, end) pairs that are valid
+    answers (as for `predict_answers`) are ranked over all windows by start log-probability
+    + end log-probability; the best distinct texts are kept. The answer is always the best
+    span's text ("" only when no window has a valid span); `null_odds` is the question's
+    smallest answerability logit over its windows, which `apply_no_answer_threshold` compares
+    with a threshold (the original tunes it on dev for the best F1).
+
+    Args:
+        outputs: the model's `start_top_log_probs`, `start_top_index`,
+            `end_top_log_probs`, `end_top_index`, `cls_logits` on the rows of `features`.
+    """
+    start_index = np.asarray(outputs["start_top_index"])
+    start_log_probs = np.asarray(outputs["start_top_log_probs"], np.float64)
+    end_index = np.asarray(outputs["end_top_index"])
+    end_log_probs = np.asarray(outputs["end_top_log_probs"], np.float64)
+    cls_logits = np.asarray(outputs["cls_logits"], np.float64)
+    start_beam = start_index.shape[1]
+    end_beam = end_index.shape[1] // start_beam
+    rows_of = _rows_by_example(features)
+    predictions = SquadPredictions({}, {}, {})
+    for example_index, example in enumerate(examples):
+        rows = rows_of.get(example_index, [])
+        found = []
+        for row in rows:
+            starts = np.repeat(start_index[row], end_beam)  # start k for ends k*J .. k*J+J-1
+            start_scores = np.repeat(start_log_probs[row], end_beam)
+            valid = _valid_spans(features, row, starts, end_index[row], max_answer_length)
+            found.append((start_scores[valid] + end_log_probs[row][valid], start_scores[valid],
+                          end_log_probs[row][valid], np.full(valid.sum(), row), starts[valid],
+                          end_index[row][valid]))
+        spans = _distinct_texts(example.context, features, found, n_best_size)
+        predictions.answers[example.qas_id] = spans[0]["text"] if spans else ""
+        predictions.null_odds[example.qas_id] = (float(min(cls_logits[row] for row in rows))
+                                                 if rows else math.inf)
+        predictions.nbest[example.qas_id] = _with_probabilities(
+            spans, ("start_log_prob", "end_log_prob"))
+    return predictions
+
+
+def apply_no_answer_threshold(predictions: SquadPredictions,
+                              threshold: float) -> SquadPredictions:
+    """`predictions` answering "" where the null odds exceed `threshold`, as the official
+    v2.0 evaluation abstains. (The original's `write_predictions_v2` answers "" from the
+    threshold itself up, `>=`: with the threshold tuned on dev, which is the null odds of
+    one of its questions, that question is dropped and the final F1 falls one question short
+    of the best F1 the search found.)"""
+    answers = {qas_id: "" if predictions.null_odds[qas_id] > threshold else answer
+               for qas_id, answer in predictions.answers.items()}
+    return SquadPredictions(answers, predictions.null_odds, predictions.nbest)
+
+
+def _rows_by_example(features) -> dict[int, list[int]]:
+    rows_of: dict[int, list[int]] = {}
+    for row, example_index in enumerate(features["example_index"].tolist()):
+        rows_of.setdefault(example_index, []).append(row)
+    return rows_of
 
 
 def _null_candidate(rows, start_logits, end_logits) -> dict | None:
@@ -160,14 +237,17 @@ def _with_null(spans: list[dict], null: dict, n_best_size: int) -> list[dict]:
     return ranked
 
 
-def _with_probabilities(candidates: list[dict]) -> list[dict]:
+def _with_probabilities(candidates: list[dict],
+                        names: tuple[str, str] = ("start_logit", "end_logit")) -> list[dict]:
+    """The n-best entries with the softmax of their scores; `names`: what the start and end
+    scores are called in the file (logits, or log-probabilities for the v2.0 head)."""
     if not candidates:
         return []
     scores = np.array([candidate["score"] for candidate in candidates])
     weights = np.exp(scores - scores.max())
     probabilities = weights / weights.sum()
-    return [{"text": candidate["text"], "start_logit": candidate["start_logit"],
-             "end_logit": candidate["end_logit"], "probability": float(probability)}
+    return [{"text": candidate["text"], names[0]: candidate["start_logit"],
+             names[1]: candidate["end_logit"], "probability": float(probability)}
             for candidate, probability in zip(candidates, probabilities)]
 
 
