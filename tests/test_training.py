@@ -102,6 +102,20 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
             "epoch_sentence_loss", "representation/sequence_spread",
             "representation/pooled_spread"} <= tags, tags
 
+    # The run folder carries the shards' tokenizer forward: a copy, its checksum, its case.
+    manifest = json.loads(open(os.path.join(os.path.dirname(shards["train"]),
+                                            "manifest.json")).read())
+    recorded = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["tokenizer"]
+    assert recorded == {"spm_model": "spm.model", "lower_case": True,
+                        "checksum": manifest["tokenizer"]["checksum"]}
+    assert (tmp_path / "run" / "spm.model").read_bytes() == open(
+        manifest["tokenizer"]["path"], "rb").read()
+    # ... so serving needs no --spm_model.
+    from albert_tf.cli.export import main as export_main
+    assert export_main(["--checkpoint", str(tmp_path / "run"), "--output",
+                        str(tmp_path / "export")]) == 0
+    assert "tokenizer " + str(tmp_path / "run" / "spm.model") in capsys.readouterr().out
+
     # A finished run is not trained again.
     again = run_pretraining(config)
     assert again.final_step == 400 and again.history == {}
@@ -230,6 +244,14 @@ def test_two_process_multi_worker_run_completes(shards, tmp_path):
     (["--override", "data.train_files=[/nowhere/*.tfrecord]"],
      ["data.train_files", "/nowhere/*.tfrecord"]),
     (["--override", "data.max_seq_length=32"], ["data.max_seq_length", "64", "32"]),
+    # The shards' manifest against the model: its tokenizer's size, its sentence labels.
+    (["--override", "model.vocab_size=30000"],
+     ["manifest.json", f"a {VOCAB}-piece SentencePiece model", "spm.model",
+      "model.vocab_size is 30000"]),
+    (["--override", "sentence_objective=nsp"],
+     ["manifest.json", "sentence_objective sop", "the run's sentence_objective is nsp"]),
+    (["--override", "tokenizer.checksum=sha256:0"],
+     ["manifest.json", "spm.model", "the run's tokenizer.checksum is sha256:0"]),
 ])
 def test_bad_config_or_data_fails_before_training(shards, tmp_path, capsys, change, expected):
     config_path = write_config(tmp_path / "run.yaml", run_mapping(shards, tmp_path / "run"))

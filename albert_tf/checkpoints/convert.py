@@ -102,9 +102,8 @@ def _load_ours(model_dir: str, checkpoint: str | None):
         model, run_config, path = native.load_pretrainer(model_dir, checkpoint)
     else:
         model, run_config, path = native.load_encoder(model_dir, checkpoint)
-    spm = facts.get("spm_model")
-    return (model, run_config.model, checkpoint_step(path),
-            os.path.join(model_dir, spm) if spm else None)
+    spm, _ = native.folder_tokenizer(model_dir)
+    return model, run_config.model, checkpoint_step(path), spm
 
 
 def save_model(loaded: LoadedModel, target_format: str, output_dir: str,

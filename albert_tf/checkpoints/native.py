@@ -65,6 +65,23 @@ def conversion_facts(model_dir: str) -> dict[str, Any]:
         return json.load(f)
 
 
+def folder_tokenizer(model_dir: str) -> tuple[str | None, bool | None]:
+    """(path of the folder's SentencePiece model or None, its lower-casing or None): from
+    `conversion.json` for a converted folder, else from the run's `tokenizer` section (the
+    copy albert-pretrain keeps beside config.yaml)."""
+    facts = conversion_facts(model_dir)
+    if facts.get("spm_model"):
+        name, lower_case = facts["spm_model"], facts.get("lower_case")
+    else:  # a run folder: its tokenizer section, when the run filled it
+        tokenizer = load_run_config(model_dir).tokenizer
+        name = tokenizer.spm_model
+        lower_case = tokenizer.lower_case if tokenizer.checksum else facts.get("lower_case")
+    if not name:
+        return None, lower_case
+    path = name if os.path.isabs(name) or "://" in name else os.path.join(model_dir, name)
+    return (path if tf.io.gfile.exists(path) else None), lower_case
+
+
 def latest_checkpoint(model_dir: str, checkpoint: str | None = None) -> str:
     """`checkpoint` if given, else the folder's newest `checkpoints/ckpt-<step>`."""
     checkpoint = checkpoint or tf.train.latest_checkpoint(run_folders(model_dir)["checkpoints"])

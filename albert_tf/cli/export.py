@@ -82,7 +82,7 @@ def _default_max_seq_length(args, path: str, max_positions: int) -> int:
 def _load_source(args):
     """(model, tokenizer path or None, lower_case, default max_seq_length, metadata)."""
     from albert_tf.checkpoints.convert import load_model, read_model_config
-    from albert_tf.checkpoints.native import conversion_facts
+    from albert_tf.checkpoints.native import folder_tokenizer
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     path, checkpoint = _source(args)
@@ -96,7 +96,8 @@ def _load_source(args):
     loaded = load_model(args.source_format, path, config, checkpoint=checkpoint)
     lower_case = not args.cased
     if args.source_format == "ours":
-        lower_case = conversion_facts(path).get("lower_case", lower_case)
+        recorded = folder_tokenizer(path)[1]
+        lower_case = lower_case if recorded is None else recorded
     metadata = {"source": loaded.source, "source_format": loaded.source_format,
                 "global_step": loaded.global_step}
     return (loaded.model, loaded.spm_model, lower_case,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, Mapping
 
 import tensorflow as tf
 
@@ -32,7 +33,8 @@ class DataError(ValueError):
     the config field and what was expected."""
 
 
-def check_pretraining_files(config, field: str = "data.train_files") -> list[str]:
+def check_pretraining_files(config, field: str = "data.train_files",
+                            model: Mapping[str, Any] | None = None) -> list[str]:
     """The files `config.file_patterns` match, in order, after checking they fit the config.
 
     Args:
@@ -40,11 +42,14 @@ def check_pretraining_files(config, field: str = "data.train_files") -> list[str
             and `max_predictions_per_seq`).
         field: the config field the patterns came from, named in errors; its prefix
             (`data` of `data.train_files`) names the length fields (`data.max_seq_length`).
+        model: what the run's model expects of a manifest beside the shards, by the config
+            field that sets it: `model.vocab_size` (the tokenizer's size) and
+            `sentence_objective` (what the sentence labels mean); `none` checks nothing.
 
     Raises:
         DataError: a pattern matches nothing; a manifest beside the shards records other
-            lengths; a pattern's first file is not a TFRecord of pretraining examples of the
-            config's lengths.
+            lengths, another vocabulary size or sentence objective; a pattern's first file
+            is not a TFRecord of pretraining examples of the config's lengths.
     """
     if isinstance(config.file_patterns, str):
         raise DataError(f"{field} must be a list of file patterns, got the string "
@@ -59,7 +64,7 @@ def check_pretraining_files(config, field: str = "data.train_files") -> list[str
             folder = _folder(path)
             if folder not in folders:
                 folders.add(folder)
-                _check_manifest(folder, config, field, prefix)
+                _check_manifest(folder, config, field, prefix, model or {})
         _check_first_record(matched[0], config, field, prefix)
         matched_files.extend(matched)
     return matched_files
@@ -93,16 +98,44 @@ def _config_field(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _check_manifest(folder: str, config, field: str, prefix: str) -> None:
-    """The lengths recorded in `folder`'s manifest.json (if any) against the config's."""
+def read_shard_manifest(folder: str, field: str = "files") -> dict | None:
+    """The `manifest.json` `albert-data build` left in `folder`, or None without one."""
     path = os.path.join(folder, MANIFEST)
     if not file_system.exists(path):
-        return
+        return None
     try:
-        options = json.loads(file_system.read_bytes(path)).get("options", {})
-    except (ValueError, AttributeError) as error:
+        manifest = json.loads(file_system.read_bytes(path))
+        if not isinstance(manifest, dict):
+            raise ValueError("not an object")
+    except ValueError as error:
         raise DataError(f"{path}: not a JSON manifest ({error}); it sits beside the shards "
                         f"of {field}") from None
+    return manifest
+
+
+def _check_manifest(folder: str, config, field: str, prefix: str,
+                    model: Mapping[str, Any]) -> None:
+    """The lengths, vocabulary size and sentence objective recorded in `folder`'s
+    manifest.json (if any) against the config's."""
+    manifest = read_shard_manifest(folder, field)
+    if manifest is None:
+        return
+    path = os.path.join(folder, MANIFEST)
+    options = manifest.get("options", {})
+    tokenizer = manifest.get("tokenizer", {})
+    found = {"model.vocab_size": tokenizer.get("vocab_size"),
+             "sentence_objective": options.get("sentence_objective")}
+    for name, expected in model.items():
+        built = found.get(name)
+        if built is None or expected is None or built == expected:
+            continue
+        if name == "sentence_objective" and expected == "none":
+            continue  # a model without a sentence head reads any shards' MLM part
+        what = (f"a {built}-piece SentencePiece model ({tokenizer.get('path')})"
+                if name == "model.vocab_size" else f"sentence_objective {built}")
+        raise DataError(f"{path}: the shards of {field} were built with {what}, but the "
+                        f"run's {name} is {expected}; build shards with the run's tokenizer "
+                        f"and objective, or set {name} to {built}")
     for name in _LENGTH_FIELDS.values():
         built, expected = options.get(name), getattr(config, name)
         if built is not None and built != expected:

@@ -38,7 +38,7 @@ class PretrainedEncoder:
 
 def _load(model: ModelSection):
     from albert_tf.checkpoints.convert import load_model, read_model_config
-    from albert_tf.checkpoints.native import conversion_facts, split_checkpoint_path
+    from albert_tf.checkpoints.native import folder_tokenizer, split_checkpoint_path
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     config = read_model_config(model.config) if model.config else None
@@ -50,7 +50,8 @@ def _load(model: ModelSection):
                     run.config.model.spm_model, run.config.model.lower_case,
                     f"albert-finetune run {folder} ({run.config.task}, step {run.step})")
         loaded = load_model("ours", folder, config, checkpoint=checkpoint)
-        lower_case = conversion_facts(folder).get("lower_case", model.lower_case)
+        recorded = folder_tokenizer(folder)[1]
+        lower_case = model.lower_case if recorded is None else recorded
     else:
         loaded = load_model(model.init_format, model.init_checkpoint, config)
         lower_case = model.lower_case

@@ -1,6 +1,6 @@
 """The pretraining run's configuration: one dataclass per concern, read from YAML + overrides.
 
-A run's YAML has six sections and one top-level field:
+A run's YAML has seven sections and one top-level field:
 
 ```yaml
 model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fields
@@ -10,6 +10,7 @@ optimizer: {type: lamb, learning_rate: 0.00176, warmup_steps: 3125, ...}
 init: {mlm_output_bias: unigram}             # how the weights start: a checkpoint, the MLM bias
 train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
 distribution: {strategy: tpu}
+tokenizer: {spm_model: ..., checksum: ..., lower_case: true}   # filled from the shards
 ```
 
 `--override train.train_steps=100` changes one field; an unknown section or field is a
@@ -190,6 +191,24 @@ class InitConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class TokenizerConfig:
+    """The SentencePiece model the run's shards were made with, carried into the run folder.
+
+    Filled from the shards' `manifest.json` when the run starts (set it only to insist on a
+    tokenizer: a different checksum is an error then).
+
+    Attributes:
+        spm_model: the SentencePiece model; in a run folder's config.yaml, the copy beside it.
+        checksum: `sha256:...` of the model file, as the manifest records it.
+        lower_case: whether text is lower-cased before SentencePiece.
+    """
+
+    spm_model: str = ""
+    checksum: str = ""
+    lower_case: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     """Everything one pretraining run needs."""
 
@@ -200,6 +219,7 @@ class PretrainConfig:
     init: InitConfig = dataclasses.field(default_factory=InitConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
+    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
 
     def __post_init__(self):
         if self.sentence_objective not in SENTENCE_OBJECTIVES:

@@ -2,7 +2,9 @@
 
 A run's folder (`train.model_dir`):
 
-    config.yaml          the resolved configuration (what `albert-eval` rebuilds the model from)
+    config.yaml          the resolved configuration (what `albert-eval` rebuilds the model from),
+                         its `tokenizer` section filled from the shards' manifest
+    <name>.model         a copy of the SentencePiece model the shards were made with
     checkpoints/ckpt-N   model + optimizer after step N (every `steps_per_epoch`), the last few
     backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted at the end)
     tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
@@ -22,6 +24,7 @@ exists is not trained again.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -33,16 +36,18 @@ import yaml
 
 from albert_tf.config import ConfigError
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
-from albert_tf.data.validation import check_pretraining_files
+from albert_tf.data.validation import DataError, check_pretraining_files, read_shard_manifest
 from albert_tf.distribute import create_strategy, is_chief, xla_supported
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
-from albert_tf.training.config import PretrainConfig
+from albert_tf.training.config import PretrainConfig, TokenizerConfig
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
+from data_prep import files as file_system
 from data_prep.files import atomic_write_bytes
+from data_prep.manifest import MANIFEST
 
 
 @dataclasses.dataclass
@@ -218,6 +223,51 @@ def _write_text(path: str, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def carry_tokenizer(config: PretrainConfig, train_files: list[str],
+                    chief: bool = True) -> PretrainConfig:
+    """`config` with the tokenizer its training shards were made with (their manifest's
+    SentencePiece model, checksum and lower-casing), the model file copied into the run
+    folder (by the chief) so that every tool downstream finds it there.
+
+    Raises:
+        DataError: `config.tokenizer` names another checksum or lower-casing than the
+            shards' manifest.
+    """
+    folder = os.path.dirname(train_files[0] if file_system.is_remote(train_files[0])
+                             else os.path.abspath(train_files[0]))
+    manifest = read_shard_manifest(folder, "data.train_files") or {}
+    recorded = manifest.get("tokenizer", {})
+    given = config.tokenizer
+    checksum = recorded.get("checksum") or given.checksum
+    lower_case = manifest.get("options", {}).get("lower_case", given.lower_case)
+    where = os.path.join(folder, MANIFEST)
+    if given.checksum and recorded.get("checksum") and given.checksum != checksum:
+        raise DataError(f"{where}: the shards were made with the SentencePiece model "
+                        f"{recorded.get('path')} ({checksum}), but the run's "
+                        f"tokenizer.checksum is {given.checksum}")
+    if manifest and given.checksum and given.lower_case != lower_case:
+        raise DataError(f"{where}: the shards were made with lower_case={lower_case}, but the "
+                        f"run's tokenizer.lower_case is {given.lower_case}")
+    source = given.spm_model or recorded.get("path") or ""
+    if not source or not file_system.exists(source):
+        if source:
+            print(f"albert-pretrain: the SentencePiece model {source} is gone; the run folder "
+                  f"records its checksum only")
+        return dataclasses.replace(config, tokenizer=TokenizerConfig(
+            source, checksum or "", lower_case))
+    data = file_system.read_bytes(source)
+    found = "sha256:" + hashlib.sha256(data).hexdigest()
+    if checksum and found != checksum:
+        raise DataError(f"{source}: its checksum is {found}, but {where} records {checksum} "
+                        f"for the shards' tokenizer; the file changed after the build")
+    name = os.path.basename(source)
+    copy = os.path.join(config.train.model_dir, name)
+    if chief and not file_system.exists(copy):
+        file_system.makedirs(config.train.model_dir)
+        atomic_write_bytes(copy, data)
+    return dataclasses.replace(config, tokenizer=TokenizerConfig(name, found, lower_case))
+
+
 def save_run_config(config: PretrainConfig) -> None:
     _write_text(os.path.join(config.train.model_dir, "config.yaml"),
                 yaml.safe_dump(config.to_dict(), sort_keys=False))
@@ -229,12 +279,15 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
+    model_fields = {"model.vocab_size": config.model.vocab_size,
+                    "sentence_objective": config.sentence_objective}
     train_files = check_pretraining_files(_data_config(config, config.data.train_files, True),
-                                          "data.train_files")
+                                          "data.train_files", model_fields)
     eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),
-                                          "data.eval_files")
+                                          "data.eval_files", model_fields)
                   if config.data.eval_files and config.train.eval_steps else [])
     folders = run_folders(config.train.model_dir)
+    config = carry_tokenizer(config, train_files, is_chief(strategy))
     tf.io.gfile.makedirs(config.train.model_dir)
     if is_chief(strategy):
         save_run_config(config)
