@@ -34,6 +34,10 @@ def _where(source: str | None, name: str) -> str:
     return f"{source}: {_field(name)}" if source else _field(name)
 
 
+# What the sentence head of a pretrainer learns: sentence order, next sentence, or nothing.
+SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+
+
 @dataclasses.dataclass(frozen=True)
 class AlbertConfig:
     """ALBERT model hyperparameters (defaults: ALBERT-base of Table 2, no dropout as in v2).
@@ -81,7 +85,7 @@ class AlbertConfig:
 
     def validate(self) -> None:
         """Raises ConfigError naming the first invalid field."""
-        _check_types(self)
+        check_field_types(self)
         for name in ("vocab_size", "embedding_size", "hidden_size", "num_layers",
                      "num_attention_heads", "intermediate_size", "max_position_embeddings",
                      "type_vocab_size", "num_groups", "inner_group_num"):
@@ -330,7 +334,7 @@ def _construct_with_source(cls, values, source):
         raise
 
 
-def _check_types(instance) -> None:
+def check_field_types(instance) -> None:
     hints = typing.get_type_hints(type(instance))
     for field in dataclasses.fields(instance):
         expected = hints[field.name]

@@ -58,7 +58,13 @@ def parameter_counts(encoder: AlbertEncoder) -> ParameterCounts:
 
 
 def _declare_without_allocating(next_creator, **kwargs):
-    """A variable creator that gives each variable its shape and dtype but no storage."""
+    """A variable creator that gives each variable its shape and dtype but no storage.
+
+    TensorFlow has no public API for an unallocated variable; `UninitializedVariable` (in
+    `tensorflow.python`) is the one place this package uses a private TensorFlow class, so
+    counting xxlarge's 235M parameters needs no 1 GB of memory. `test_parameter_counts`
+    pins it (the paper's counts, from models built this way).
+    """
     if kwargs.get("shape") is None:
         return next_creator(**kwargs)
     return resource_variable_ops.UninitializedVariable(

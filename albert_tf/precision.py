@@ -1,11 +1,10 @@
-"""The tf_keras mixed-precision policy, set for the models built inside a block."""
+"""The tf_keras mixed-precision policy, set for the models built inside a block (tf_keras is
+imported on use: run configs read `PRECISION_POLICIES` without loading TensorFlow)."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import Iterator
-
-import tf_keras
 
 PRECISION_POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 
@@ -14,6 +13,8 @@ PRECISION_POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 def precision_policy(name: str) -> Iterator[None]:
     """Builds layers under the global policy `name` (one of `PRECISION_POLICIES`) inside the
     block, and puts the previous policy back after it, error or not."""
+    import tf_keras
+
     previous = tf_keras.mixed_precision.global_policy()
     tf_keras.mixed_precision.set_global_policy(name)
     try:

@@ -39,17 +39,17 @@ build "$out/corpus/heldout.txt" "$out/shards/heldout_nsp" nsp 1
   --sop_files "$out/shards/heldout_sop/*.tfrecord" \
   --nsp_files "$out/shards/heldout_nsp/*.tfrecord" --output "$out/run/table6.json"
 
-# The run in the layouts other tools read: transformers' ALBERT and the original TF1 code.
+# The run in the layouts other tools read: transformers' ALBERT and the original TF1 code
+# (the run folder keeps a copy of the SentencePiece model: every tool finds it there).
 for layout in huggingface original; do
   rm -rf "$out/export/$layout"
   "$bin/albert-convert" --from ours --input "$out/run" --to "$layout" \
-    --output "$out/export/$layout" --spm_model "$out/spm/albert.model"
+    --output "$out/export/$layout"
 done
 
 # A SavedModel serving raw text (tokenization in the graph), then served without albert_tf.
 rm -rf "$out/export/saved_model"
-"$bin/albert-export" --checkpoint "$out/run" --spm_model "$out/spm/albert.model" \
-  --output "$out/export/saved_model"
+"$bin/albert-export" --checkpoint "$out/run" --output "$out/export/saved_model"
 python="$bin/python"; [ -x "$python" ] || python=python3
 "$python" scripts/serve_text.py "$out/export/saved_model" \
   "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files."

@@ -25,11 +25,11 @@ from albert_tf.checkpoints import huggingface, keras_hub, model_garden, native, 
 from albert_tf.checkpoints.reading import CheckpointError, containing_folder
 from albert_tf.config import AlbertConfig, translate_original_config
 from albert_tf.presets import load_preset
-from albert_tf.training.config import CHECKPOINT_FORMATS
-from albert_tf.training.trainer import checkpoint_step
+from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS, TARGET_FORMATS
+from albert_tf.run_folder import checkpoint_step
 
 SOURCES = CHECKPOINT_FORMATS
-TARGETS = ("ours", "original", "huggingface", "keras_hub")
+TARGETS = TARGET_FORMATS
 
 
 @dataclasses.dataclass

@@ -26,13 +26,10 @@ from albert_tf.checkpoints.reading import CheckpointError, restore_checked
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
 from albert_tf.config import ConfigError, parse_yaml
 from albert_tf.models.encoder import AlbertEncoder
-from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.training.callbacks import CHECKPOINT_PREFIX
+from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
+from albert_tf.run_folder import CONFIG_FILE, CONVERSION_FILE, checkpoint_name, run_folders
 from albert_tf.training.config import DataConfig, PretrainConfig, pretrain_config_from_mapping
-from albert_tf.training.trainer import build_pretrainer, run_folders
 
-CONFIG_FILE = "config.yaml"
-CONVERSION_FILE = "conversion.json"
 _HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
 
 
@@ -107,7 +104,7 @@ def load_pretrainer(model_dir: str, checkpoint: str | None = None,
                               f"pretraining heads (converted from "
                               f"{facts.get('source_format')}); load it with load_encoder")
     checkpoint = latest_checkpoint(model_dir, checkpoint)
-    model = build_pretrainer(config, return_all_layer_outputs)
+    model = built_pretrainer(config.model, config.sentence_objective, return_all_layer_outputs)
     restore_checked(tf.train.Checkpoint(model=model), checkpoint,
                     _model_weights(model))
     model.compile(jit_compile=False)
@@ -155,7 +152,7 @@ def save_model_folder(model: AlbertEncoder | AlbertPretrainer, output_dir: str,
     config = PretrainConfig(model=model.config, sentence_objective=objective,
                             data=DataConfig(max_seq_length=min(
                                 max_seq_length, model.config.max_position_embeddings)))
-    name = f"{CHECKPOINT_PREFIX}-{global_step}"
+    name = checkpoint_name(global_step)
     with staged_folder(output_dir) as staging:
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             yaml.safe_dump(config.to_dict(), f, sort_keys=False)

@@ -33,7 +33,7 @@ _FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_chec
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.training.config import CHECKPOINT_FORMATS
+    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-finetune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -25,7 +25,7 @@ from albert_tf.config import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.training.config import CHECKPOINT_FORMATS
+    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-pretrain", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -22,10 +22,11 @@ from typing import Any, Sequence
 
 from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
                               load_yaml_mapping, plain_dict)
-from albert_tf.distribute import DistributionConfig
-from albert_tf.optimization import OptimizerConfig
+from albert_tf.distribution_config import DistributionConfig
+from albert_tf.optimizer_config import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
-from albert_tf.training.config import CHECKPOINT_FORMATS
+from albert_tf.tasks.glue_tasks import GLUE_TASKS
+from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
 
 
 def _check(condition: bool, field: str, expected: str, value) -> None:
@@ -147,6 +148,9 @@ class FinetuneTrainConfig:
                f"one of {', '.join(PRECISION_POLICIES)}", self.precision)
 
 
+# Every task albert-finetune runs: the GLUE tasks, SQuAD v1.1 / v2.0 and RACE.
+GLUE_NAMES = tuple(GLUE_TASKS)
+TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race")
 SQUAD_V2_HEADS = ("answerability", "cls")
 
 
@@ -209,8 +213,6 @@ class FinetuneConfig:
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
 
     def __post_init__(self):
-        from albert_tf.finetuning.tasks import TASK_NAMES
-
         _check(self.task in TASK_NAMES, "task", f"one of {', '.join(TASK_NAMES)}", self.task)
         _check(self.optimizer.warmup_steps < self.train.train_steps, "optimizer.warmup_steps",
                f"below train.train_steps ({self.train.train_steps})",
@@ -226,8 +228,6 @@ def recipe_path(task: str) -> str:
 
     path = config_dir() / "finetune" / f"{task}.yaml"
     if not path.is_file():
-        from albert_tf.finetuning.tasks import TASK_NAMES
-
         raise ConfigError(f"unknown task '{task}' (known: {', '.join(TASK_NAMES)})")
     return str(path)
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from albert_tf.finetuning.config import GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (AlbertAnswerabilitySpanLabeler, AlbertClassifier,
                                           AlbertMultipleChoice, AlbertSpanLabeler)
@@ -24,8 +25,6 @@ from albert_tf.tasks import glue, metrics, race, squad, squad_evaluation, squad_
 from albert_tf.tasks.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
-GLUE_NAMES = tuple(glue.GLUE_TASKS)
-TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race")
 
 
 def pack_pairs(tokenizer: AlbertTokenizer, first: Sequence[Sequence[int]],

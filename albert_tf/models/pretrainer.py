@@ -16,12 +16,11 @@ from typing import Any, Mapping
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
 from albert_tf.layers.heads import MaskedLMHead, SentenceHead
 from albert_tf.models.accumulation import accumulate
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
-SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
 MLM_WEIGHT_EPSILON = 1e-5  # the original's guard in the MLM loss denominator
 
 
@@ -234,3 +233,16 @@ class AlbertPretrainer(tf_keras.Model):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         return cls(**config)
+
+
+def built_pretrainer(config: AlbertConfig, sentence_objective: str = "sop",
+                     return_all_layer_outputs: bool = False,
+                     gradient_accumulation_steps: int = 1) -> AlbertPretrainer:
+    """An `AlbertPretrainer` with its weights created (by a call on two positions, not a
+    full-length pass), so that a checkpoint restores into it at once."""
+    model = AlbertPretrainer(config, sentence_objective, return_all_layer_outputs,
+                             gradient_accumulation_steps)
+    ids = tf.zeros((1, 2), tf.int32)
+    model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids,
+           "masked_lm_positions": ids[:, :1]}, training=False)
+    return model

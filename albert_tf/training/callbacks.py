@@ -9,7 +9,7 @@ import time
 import tensorflow as tf
 import tf_keras
 
-CHECKPOINT_PREFIX = "ckpt"
+from albert_tf.run_folder import CHECKPOINT_PREFIX
 
 
 def learning_rate_at(optimizer, step) -> float:

@@ -24,11 +24,11 @@ import os
 import re
 from typing import Any, Mapping, Sequence
 
-from albert_tf.config import (AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
+from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
+from albert_tf.config import (SENTENCE_OBJECTIVES, AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
                               load_yaml_mapping, plain_dict)
-from albert_tf.distribute import DistributionConfig
-from albert_tf.models.pretrainer import SENTENCE_OBJECTIVES
-from albert_tf.optimization import OptimizerConfig
+from albert_tf.distribution_config import DistributionConfig
+from albert_tf.optimizer_config import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.presets import preset_path
 
@@ -136,8 +136,6 @@ class TrainConfig:
 
 
 MLM_OUTPUT_BIAS_INITS = ("zeros", "unigram")
-# The formats a run can start from (`albert-convert --from`).
-CHECKPOINT_FORMATS = ("ours", "original", "huggingface", "model_garden", "keras_hub")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,10 +38,11 @@ from albert_tf.config import ConfigError
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import DataError, check_pretraining_files, read_shard_manifest
 from albert_tf.distribute import create_strategy, is_chief, xla_supported
-from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
-from albert_tf.training.callbacks import CHECKPOINT_PREFIX, StepCheckpoint, TrainingScalars
+from albert_tf.run_folder import checkpoint_step, run_folders
+from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
@@ -60,19 +61,6 @@ class PretrainResult:
     history: dict[str, list[float]]
 
 
-def run_folders(model_dir: str) -> dict[str, str]:
-    return {name: os.path.join(model_dir, name)
-            for name in ("checkpoints", "backup", "tensorboard")}
-
-
-def checkpoint_step(path: str) -> int:
-    """The step a `.../ckpt-N` checkpoint was saved at."""
-    match = re.search(rf"{CHECKPOINT_PREFIX}-(\d+)$", path)
-    if not match:
-        raise ValueError(f"{path}: not a checkpoint written by albert-pretrain (ckpt-<step>)")
-    return int(match.group(1))
-
-
 def _read_backup_counter(reader, suffix: str) -> int:
     keys = [key for key in reader.get_variable_to_shape_map() if key.startswith(suffix)]
     return int(reader.get_tensor(keys[0])) if keys else -1
@@ -80,7 +68,14 @@ def _read_backup_counter(reader, suffix: str) -> int:
 
 def backup_step(backup_dir: str, steps_per_epoch: int) -> int:
     """Steps completed by the run whose Keras BackupAndRestore state is in `backup_dir`
-    (0 without one): the data position a resumed run starts from."""
+    (0 without one): the data position a resumed run starts from.
+
+    tf_keras has no public API for this: the callback restores the counters into the model
+    only once `fit` has started, after the input pipeline is made. So this reads its on-disk
+    layout (the `chief` folder, the `ckpt_saved_epoch` / `ckpt_saved_batch` counters), the
+    one place the package relies on it; `test_backup_step_reads_the_keras_backup_layout`
+    pins that layout against the installed tf_keras.
+    """
     # Keras keeps the state every worker restores from in `<backup_dir>/chief`.
     state_dir = os.path.join(backup_dir, "chief")
     latest = tf.train.latest_checkpoint(state_dir) if tf.io.gfile.isdir(state_dir) else None
@@ -162,29 +157,11 @@ def check_global_batch(config, strategy) -> None:
                           f"'{config.distribution.strategy}'{accumulation}")
 
 
-def dummy_batch(config: PretrainConfig, batch_size: int = 1,
-                sequence_length: int | None = None) -> dict[str, np.ndarray]:
-    """A batch of zeros with the features' shapes (sequences of `sequence_length`, default
-    the data's), to build a model before restoring it."""
-    seq = sequence_length or config.data.max_seq_length
-    predictions = config.data.max_predictions_per_seq
-    ints = {"input_word_ids": seq, "input_mask": seq, "input_type_ids": seq,
-            "masked_lm_positions": predictions, "masked_lm_ids": predictions,
-            "next_sentence_labels": 1}
-    batch = {name: np.zeros((batch_size, width), np.int32) for name, width in ints.items()}
-    batch["masked_lm_weights"] = np.zeros((batch_size, predictions), np.float32)
-    return batch
-
-
 def build_pretrainer(config: PretrainConfig,
                      return_all_layer_outputs: bool = False) -> AlbertPretrainer:
-    """The model, built (weights created) so that checkpoints restore into it at once."""
-    model = AlbertPretrainer(config.model, config.sentence_objective, return_all_layer_outputs,
-                             config.train.gradient_accumulation_steps)
-    # Two positions create every weight; a full-length pass would cost a forward step of
-    # the whole model (40 s for xxlarge at 512 on a CPU).
-    model(dummy_batch(config, sequence_length=2), training=False)
-    return model
+    """The run's model, built (weights created) so that checkpoints restore into it at once."""
+    return built_pretrainer(config.model, config.sentence_objective, return_all_layer_outputs,
+                            config.train.gradient_accumulation_steps)
 
 
 def _worker_id(strategy) -> int:

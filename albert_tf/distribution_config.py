@@ -1,0 +1,36 @@
+"""`DistributionConfig`: which devices a run uses (TensorFlow-free, so run configs load
+without it; `albert_tf.distribute` builds the strategy)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from albert_tf.config import ConfigError
+
+STRATEGIES = ("default", "cpu", "mirrored", "multi_worker", "tpu")
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributionConfig:
+    """Which devices a run uses.
+
+    Attributes:
+        strategy: one of `default`, `cpu`, `mirrored`, `multi_worker`, `tpu`.
+        devices: for `mirrored`, device names such as `/gpu:0` (empty: all local GPUs).
+        tpu: for `tpu`, the TPU name or `grpc://host:port` (empty: the local TPU VM).
+        all_reduce: for `mirrored`, `nccl` (GPUs), `hierarchical_copy` or `reduce_to_one`.
+    """
+
+    strategy: str = "default"
+    devices: Sequence[str] = ()
+    tpu: str = ""
+    all_reduce: str = ""
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"field 'distribution.strategy' must be one of "
+                              f"{', '.join(STRATEGIES)}, got '{self.strategy}'")
+        if self.all_reduce not in ("", "nccl", "hierarchical_copy", "reduce_to_one"):
+            raise ConfigError(f"field 'distribution.all_reduce' must be nccl, "
+                              f"hierarchical_copy or reduce_to_one, got '{self.all_reduce}'")
