@@ -22,9 +22,9 @@ from typing import Sequence
 import numpy as np
 import sentencepiece as spm
 
-from data_prep.normalize import normalize_text
-from data_prep.sentencepiece_proto import without_dummy_prefix
-from data_prep.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, Tokenizer
+from albert_tf.text.normalize import normalize_text
+from albert_tf.text.sentencepiece_proto import without_dummy_prefix
+from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, Tokenizer
 
 MASK_TEXT = "[MASK]"
 
@@ -51,7 +51,7 @@ class AlbertTokenizer:
 
     @property
     def piece_model(self) -> Tokenizer:
-        """The loaded SentencePiece model with the digit-comma rule (`data_prep.tokenizer`),
+        """The loaded SentencePiece model with the digit-comma rule (`albert_tf.text.tokenizer`),
         for callers that need more than ids, e.g. piece offsets for SQuAD answer spans."""
         return self._tokenizer
 

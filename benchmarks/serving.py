@@ -43,8 +43,8 @@ from albert_tf.export import ExportOptions, export_saved_model, load_saved_model
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-from data_prep.normalize import normalize_text  # noqa: E402
-from data_prep.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
+from albert_tf.text.normalize import normalize_text  # noqa: E402
+from albert_tf.text.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
 
 sys.path.append(_HERE)
 from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402

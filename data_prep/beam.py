@@ -10,7 +10,7 @@ has finished.
 
 Inputs, tokenizer and output folder may be local (for the DirectRunner, or a filesystem every
 worker mounts) or on any filesystem TensorFlow reaches (`gs://` on Dataflow, `hdfs://`), see
-`data_prep.files`.
+`albert_tf.text.files`.
 
     python -m data_prep.beam --input 'gs://bucket/corpus/*.txt' --spm_model gs://bucket/spm.model \\
         --output_dir gs://bucket/shards --num_shards 1024 -- --runner=DataflowRunner ...
@@ -25,7 +25,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from data_prep import manifest as manifest_files
-from data_prep.options import DataPrepError
+from albert_tf.text.options import DataPrepError
 from data_prep.pipeline import build_and_record_shard, shard_builder_for
 
 

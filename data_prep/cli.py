@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from data_prep.options import (SENTENCE_OBJECTIVES, SINGLE_SENTENCE_CHUNKS, DataPrepError,
+from albert_tf.text.options import (SENTENCE_OBJECTIVES, SINGLE_SENTENCE_CHUNKS, DataPrepError,
                                DataPrepOptions)
 
 _DEFAULTS = DataPrepOptions()

@@ -16,63 +16,15 @@ characters is skipped and counted (or is an error under `strict`), reported as `
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import gzip
-from typing import Iterator, Union
+from typing import Iterator
 
-from data_prep import files
-from data_prep.normalize import normalize_text
-from data_prep.options import DataPrepError, DataPrepOptions
-from data_prep.statistics import InputReport
-
-@dataclasses.dataclass(frozen=True)
-class TextFile:
-    """A text input: `size` is its byte size on disk (compressed size for .gz)."""
-
-    path: str
-    size: int
-
-    @property
-    def compressed(self) -> bool:
-        return self.path.endswith(".gz")
-
-
-@dataclasses.dataclass(frozen=True)
-class TfdsSplit:
-    """A TFDS split read as documents: `size` is its byte size as TFDS records it."""
-
-    name: str
-    split: str
-    text_field: str
-    data_dir: str | None
-    num_records: int
-    size: int
-
-
-Source = Union[TextFile, TfdsSplit]
-
-
-@dataclasses.dataclass(frozen=True)
-class PartPiece:
-    """The slice of one source a part owns: bytes [start, end) of a file, records of a split."""
-
-    source: Source
-    start: int
-    end: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    index: int
-    pieces: tuple[PartPiece, ...]
-
-
-@dataclasses.dataclass
-class Document:
-    """A document's normalized sentences and the input it came from."""
-
-    sentences: list[str]
-    source: str
+from albert_tf.text import files
+from albert_tf.text.normalize import normalize_text
+from albert_tf.text.options import DataPrepError, DataPrepOptions
+from albert_tf.text.statistics import InputReport
+from data_prep.sources import Document, Part, PartPiece, Source, TextFile, TfdsSplit
+from data_prep.tfds_source import read_tfds_documents
 
 
 def expand_inputs(patterns: list[str]) -> list[TextFile]:
@@ -140,7 +92,6 @@ def read_documents(part: Part, options: DataPrepOptions,
     """Yields the documents `part` owns, with normalized, non-empty sentences."""
     for piece in part.pieces:
         if isinstance(piece.source, TfdsSplit):
-            from data_prep.tfds_source import read_tfds_documents
             yield from read_tfds_documents(piece, options, report)
         else:
             yield from _read_file_documents(piece, options, report)

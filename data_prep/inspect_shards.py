@@ -13,9 +13,9 @@ import os
 
 import numpy as np
 
-from data_prep import files
-from data_prep.statistics import ExampleStatistics
-from data_prep.tokenizer import MASK_ID, Tokenizer
+from albert_tf.text import files
+from albert_tf.text.statistics import ExampleStatistics
+from albert_tf.text.tokenizer import MASK_ID, Tokenizer
 
 
 class RecordStatistics:
@@ -54,7 +54,7 @@ def read_examples(shard: str, max_seq_length: int, max_predictions: int):
     """Yields each record of `shard` decoded by the training pipeline, as numpy arrays."""
     import tensorflow as tf
 
-    from albert_tf.data.pretraining import decode_record
+    from albert_tf.text.features import decode_record
     for record in tf.data.TFRecordDataset(shard):
         decoded = decode_record(record, max_seq_length, max_predictions)
         yield {name: tensor.numpy() for name, tensor in decoded.items()}

@@ -27,8 +27,8 @@ import dataclasses
 import itertools
 import random
 
-from data_prep.options import DataPrepOptions
-from data_prep.statistics import ExampleStatistics
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import ExampleStatistics
 
 Document = list[list[int]]  # sentences of piece ids
 

@@ -20,8 +20,8 @@ import re
 import sysconfig
 from typing import Iterable, Iterator
 
-from data_prep.files import atomic_write_bytes
-from data_prep.options import DataPrepError
+from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.options import DataPrepError
 from data_prep.sentences import split_sentences
 
 PYTHON_DOCS = "/usr/share/doc/python3.11/html/_sources"

@@ -9,7 +9,7 @@ Layout of `--output_dir`:
   is rebuilt (same bytes, since shards are pure functions of the plan).
 - `manifest.json`: written last, when every shard is complete: all of the above plus the
   merged statistics.
-Every file is written atomically (`data_prep.files`), on a local disk or a remote filesystem.
+Every file is written atomically (`albert_tf.text.files`), on a local disk or a remote filesystem.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import hashlib
 import json
 import os
 
-from data_prep import files
+from albert_tf.text import files
+from albert_tf.text.features import MANIFEST
 from data_prep.corpus import Part, Source
-from data_prep.options import DataPrepError, DataPrepOptions
-from data_prep.statistics import ShardStatistics
+from albert_tf.text.options import DataPrepError, DataPrepOptions
+from albert_tf.text.statistics import ShardStatistics
 
-MANIFEST = "manifest.json"
 BUILD_PLAN = "build.json"
 FORMAT = "albert-tf pretraining shards, version 1"
 

@@ -19,10 +19,10 @@ import numpy as np
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
 from data_prep.instances import SegmentPair, document_pairs
-from data_prep.masking import TokenMasker
-from data_prep.options import DataPrepOptions
-from data_prep.statistics import ExampleStatistics, ShardStatistics
-from data_prep.tokenizer import Tokenizer
+from albert_tf.text.masking import TokenMasker
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
+from albert_tf.text.tokenizer import Tokenizer
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
 _MASK_BATCH = 2048  # examples masked and encoded together

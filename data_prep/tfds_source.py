@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from data_prep.corpus import Document, PartPiece, TfdsSplit
-from data_prep.normalize import normalize_text
-from data_prep.options import DataPrepError, DataPrepOptions
+from data_prep.sources import Document, PartPiece, TfdsSplit
+from albert_tf.text.normalize import normalize_text
+from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.sentences import split_sentences
-from data_prep.statistics import InputReport
+from albert_tf.text.statistics import InputReport
 
 
 def tfds_split(name: str, split: str = "train", text_field: str = "text",

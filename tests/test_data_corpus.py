@@ -6,8 +6,8 @@ import pytest
 
 from data_helpers import english_like_text
 from data_prep.corpus import expand_inputs, plan_parts, read_documents
-from data_prep.options import DataPrepError, DataPrepOptions
-from data_prep.statistics import InputReport
+from albert_tf.text.options import DataPrepError, DataPrepOptions
+from albert_tf.text.statistics import InputReport
 
 OPTIONS = DataPrepOptions(lower_case=False)
 

@@ -11,8 +11,8 @@ from scipy import stats as scipy_stats
 
 from data_helpers import document_bounds, unique_token_documents
 from data_prep.instances import document_pairs
-from data_prep.options import DataPrepError, DataPrepOptions
-from data_prep.statistics import ExampleStatistics
+from albert_tf.text.options import DataPrepError, DataPrepOptions
+from albert_tf.text.statistics import ExampleStatistics
 
 SIGNIFICANCE = 0.001
 

@@ -3,8 +3,8 @@
 from data_prep.cli import main
 from data_prep.corpus import expand_inputs, plan_parts, read_documents
 from data_prep.local_corpus import rst_documents
-from data_prep.options import DataPrepOptions
-from data_prep.statistics import InputReport
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import InputReport
 
 RST = """
 Title of the page

@@ -11,9 +11,9 @@ from data_helpers import english_like_text
 from data_prep import pipeline
 from data_prep.cli import main
 from data_prep.manifest import read_manifest
-from data_prep.options import DataPrepError, DataPrepOptions
+from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.sentences import split_sentences
-from data_prep.tokenizer import SPECIAL_PIECES, Tokenizer, train_sentencepiece
+from albert_tf.text.tokenizer import SPECIAL_PIECES, Tokenizer, train_sentencepiece
 
 OPTIONS = DataPrepOptions(max_seq_length=64, dupe_factor=2, max_predictions_per_seq=10)
 
@@ -289,7 +289,7 @@ def test_reservoir_sample_is_uniform_and_capped():
 
     from scipy import stats as scipy_stats
 
-    from data_prep.tokenizer import reservoir_sample
+    from albert_tf.text.tokenizer import reservoir_sample
     rng = random.Random(0)
     counts = [0] * 50
     for _ in range(4000):

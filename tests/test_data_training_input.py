@@ -21,11 +21,11 @@ from albert_tf.data.remasking import restore_original_ids
 from albert_tf.data.validation import DataError, check_pretraining_files
 from data_helpers import unique_token_documents, vocabulary
 from data_prep.instances import document_pairs
-from data_prep.options import DataPrepOptions
+from albert_tf.text.options import DataPrepOptions
 from data_prep.shard import ShardBuilder
-from data_prep.statistics import ExampleStatistics
-from data_prep.tfrecord import write_records
-from data_prep.tokenizer import CLS_ID, MASK_ID, SEP_ID
+from albert_tf.text.statistics import ExampleStatistics
+from albert_tf.text.tfrecord import write_records
+from albert_tf.text.tokenizer import CLS_ID, MASK_ID, SEP_ID
 
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4
 OPTIONS = DataPrepOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,

@@ -1,6 +1,6 @@
 """In-graph preprocessing against the Python tokenizer: same normalized text, same ids, same packing.
 
-The Python side (`data_prep.normalize`, `AlbertTokenizer`, `truncate_pair`) is the reference:
+The Python side (`albert_tf.text.normalize`, `AlbertTokenizer`, `truncate_pair`) is the reference:
 it follows the original ALBERT code line by line, while the graph side is built from
 tensorflow-text ops, regexes and gathers.
 """
@@ -15,7 +15,7 @@ from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 from albert_tf.preprocessing.normalization import normalize_text as graph_normalize
 from albert_tf.preprocessing.normalization import valid_utf8
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
-from data_prep.normalize import normalize_text
+from albert_tf.text.normalize import normalize_text
 
 TRICKY_TEXTS = [
     "  Caf\u00e9 ``au lait''\t ", "\u03a3\u0391\u03a3 Stra\u00dfe \u0130stanbul \u01c5 \u216b",

@@ -1,6 +1,6 @@
 """The tf.data input pipeline for pretraining shards (ours or the original script's).
 
-Records are parsed with the one feature spec of `albert_tf.data.features`, ints cast to int32
+Records are parsed with the one feature spec of `albert_tf.text.features`, ints cast to int32
 (what TPUs want) and renamed to the model's input names (`input_ids` -> `input_word_ids`,
 `segment_ids` -> `input_type_ids`). Training reads shards interleaved, in a per-replica slice
 when given a `tf.distribute.InputContext`, shuffles, repeats and batches with
@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.data import remasking
-from albert_tf.data.features import MODEL_INPUT_NAMES, tf_parse_spec
+from albert_tf.text.features import decode_record
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +41,7 @@ class PretrainingDataConfig:
         dynamic_masking: (training only) mask every batch afresh, as RoBERTa does, instead of
             using the masks written in the shards (see `albert_tf.data.remasking`).
         masked_lm_prob, ngram, favor_shorter_ngram, whole_word_mask: the masking recipe of
-            `data_prep.options.DataPrepOptions`, used by dynamic masking.
+            `albert_tf.text.options.DataPrepOptions`, used by dynamic masking.
         vocab_size: the model's vocabulary size; required by dynamic masking, whose random
             replacements are ids 5 .. vocab_size - 1.
     """
@@ -74,32 +74,6 @@ class PretrainingDataConfig:
                                  "replacements are drawn from ids 5 .. vocab_size - 1 (use the "
                                  "model's vocab_size)")
             remasking.masking_options(self)  # the recipe's own checks (masked_lm_prob, ngram)
-
-
-def decode_record(serialized: tf.Tensor, max_seq_length: int, max_predictions: int,
-                  with_token_boundary: bool = False) -> dict[str, tf.Tensor]:
-    """One serialized example (or a batch of them) -> dict of int32/float32 tensors.
-
-    Keys are the model's input names; shapes (max_seq_length,) for the sequence features,
-    (max_predictions,) for the masked-LM ones and (1,) for `next_sentence_labels`, with a
-    leading (batch_size,) for a batch. `token_boundary` (max_seq_length,) is kept only when
-    asked for (dynamic masking reads it; the model does not).
-    """
-    spec = tf_parse_spec(max_seq_length, max_predictions)
-    if serialized.shape.rank == 0:
-        parsed = tf.io.parse_single_example(serialized, spec)
-    else:
-        parsed = tf.io.parse_example(serialized, spec)
-    names = dict(MODEL_INPUT_NAMES, **({"token_boundary": "token_boundary"}
-                                        if with_token_boundary else {}))
-    features = {}
-    for name, tensor in parsed.items():
-        if name not in names:
-            continue  # token_boundary: kept in the files for compatibility
-        if tensor.dtype == tf.int64:
-            tensor = tf.cast(tensor, tf.int32)
-        features[names[name]] = tensor
-    return features
 
 
 def list_shards(file_patterns: Sequence[str]) -> list[str]:

@@ -1,9 +1,9 @@
 """Dynamic re-masking: fresh n-gram masks each time a batch is read (RoBERTa, Liu et al. 2019,
-section 4.1), with the recipe of `data_prep.masking` so static and dynamic masks agree.
+section 4.1), with the recipe of `albert_tf.text.masking` so static and dynamic masks agree.
 
 A batch read from the shards is put back as it was before masking (the original ids of
 `masked_lm_ids` scattered into `input_word_ids` at `masked_lm_positions`), then masked again by
-`data_prep.masking.TokenMasker`, with word starts taken from the records' `token_boundary`.
+`albert_tf.text.masking.TokenMasker`, with word starts taken from the records' `token_boundary`.
 The random generator of a batch is seeded from (seed, input_pipeline_id, batch index), so a
 run resumed with `start_batch` draws the masks the uninterrupted run would have drawn.
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from data_prep.masking import TokenMasker
-from data_prep.options import DataPrepOptions
-from data_prep.statistics import ExampleStatistics
-from data_prep.tokenizer import MASK_ID, Vocabulary
+from albert_tf.text.masking import TokenMasker
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import ExampleStatistics
+from albert_tf.text.tokenizer import MASK_ID, Vocabulary
 
 FIRST_ORDINARY_ID = MASK_ID + 1  # ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]
 REMASKED = ("input_word_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")

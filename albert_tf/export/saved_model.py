@@ -36,7 +36,7 @@ from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.export.loading import ExportError, register_text_ops
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
-from data_prep.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 METADATA_FILE = "albert_export.json"
 _NEVER_PREDICTED = (PAD_ID, CLS_ID, SEP_ID, MASK_ID)  # fill_mask skips these ids

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import tensorflow as tf
 
-from data_prep.files import atomic_write_bytes, temporary_name
+from albert_tf.text.files import atomic_write_bytes, temporary_name
 
 FEATURE_VERSION = 1  # bump when a conversion changes what it writes
 

@@ -47,7 +47,7 @@ from albert_tf.tasks.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.callbacks import TrainingScalars
 from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
-from data_prep.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes
 
 RESULTS_FILE = "eval_results.json"
 

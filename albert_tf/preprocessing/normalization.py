@@ -1,4 +1,4 @@
-"""The ALBERT text normalization (`data_prep.normalize.normalize_text`) as TensorFlow ops.
+"""The ALBERT text normalization (`albert_tf.text.normalize.normalize_text`) as TensorFlow ops.
 
 The character classes the graph needs (combining marks, whitespace) are read from this
 Python's `unicodedata` when the graph is built, not approximated by regex categories
@@ -91,7 +91,7 @@ def _lower(text: tf.Tensor) -> tf.Tensor:
 
 
 def normalize_text(text: tf.Tensor, lower_case: bool) -> tf.Tensor:
-    """The graph version of `data_prep.normalize.normalize_text` on a string tensor.
+    """The graph version of `albert_tf.text.normalize.normalize_text` on a string tensor.
 
     Steps, in the Python function's order: LaTeX quotes (two backquotes or two single
     quotes) -> `"`, NFKD, combining marks dropped, lower-cased (if asked), whitespace runs ->

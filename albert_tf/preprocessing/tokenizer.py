@@ -14,8 +14,8 @@ from albert_tf.preprocessing.normalization import (non_whitespace_class, normali
                                                     valid_utf8, whitespace_class)
 from albert_tf.preprocessing.packing import column
 from albert_tf.tokenization import MASK_TEXT
-from data_prep.sentencepiece_proto import without_dummy_prefix
-from data_prep.tokenizer import MASK_ID, Tokenizer
+from albert_tf.text.sentencepiece_proto import without_dummy_prefix
+from albert_tf.text.tokenizer import MASK_ID, Tokenizer
 
 BYTES_PER_POSITION = 128
 

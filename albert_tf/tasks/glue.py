@@ -20,7 +20,7 @@ from typing import Iterator, Optional, Sequence, Union
 from albert_tf.tasks.examples import TaskDataError, TextExample
 from albert_tf.tasks.glue_tasks import (GLUE_TASKS, LAST_COLUMN, ColumnLayout, GlueTask, TaskLike,
                                         get_glue_task)
-from data_prep.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes
 
 # GLUE texts contain unbalanced quotes (so quoting is off) and some are long.
 _LARGEST_FIELD = 2**31 - 1

@@ -19,7 +19,7 @@ import os
 from typing import Any, Sequence
 
 from albert_tf.tasks.examples import MultipleChoiceExample, TaskDataError
-from data_prep.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes
 
 ANSWER_LETTERS = "ABCD"
 NUM_OPTIONS = len(ANSWER_LETTERS)

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from albert_tf.tasks.examples import SquadExample
-from data_prep.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -46,9 +46,9 @@ from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
-from data_prep import files as file_system
-from data_prep.files import atomic_write_bytes
-from data_prep.manifest import MANIFEST
+from albert_tf.text import files as file_system
+from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.features import MANIFEST
 
 
 @dataclasses.dataclass

@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _folders(args, spec):
-    from albert_tf.experiments.runner import Folders
+    from albert_experiments.runner import Folders
     return Folders(
         work_dir=args.work_dir or os.path.join("runs", "experiments", spec.name, spec.scale),
         data_dir=getattr(args, "data_dir", ""),
@@ -66,8 +66,8 @@ def _folders(args, spec):
 
 
 def _print_parameters(spec) -> None:
-    from albert_tf.experiments.report import millions, paper_scale_parameters
-    from albert_tf.experiments.runner import variant_config
+    from albert_experiments.report import millions, paper_scale_parameters
+    from albert_experiments.runner import variant_config
     from albert_tf.parameters import count_parameters
 
     print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "
@@ -86,8 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
-    from albert_tf.experiments.spec import load_experiment
-    from data_prep.options import DataPrepError
+    from albert_experiments.spec import load_experiment
+    from albert_tf.text.options import DataPrepError
 
     try:
         spec = load_experiment(args.experiment, args.scale, args.override)
@@ -96,10 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         folders = _folders(args, spec)
         if args.command == "report":
-            from albert_tf.experiments.report import write_report
+            from albert_experiments.report import write_report
             write_report(spec, folders, command="")
             return 0
-        from albert_tf.experiments.runner import run_experiment
+        from albert_experiments.runner import run_experiment
         command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
         report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
     except (ConfigError, DataPrepError, DataError, CheckpointError) as error:

@@ -15,8 +15,8 @@ from typing import Iterable, Iterator
 
 import google_crc32c
 
-from data_prep.files import atomic_output, open_read
-from data_prep.options import DataPrepError
+from albert_tf.text.files import atomic_output, open_read
+from albert_tf.text.options import DataPrepError
 
 _MASK_DELTA = 0xA282EAD8
 

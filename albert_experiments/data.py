@@ -20,9 +20,9 @@ import json
 import os
 from typing import Any, Mapping
 
-from albert_tf.experiments.spec import CorpusSource, ExperimentSpec
+from albert_experiments.spec import CorpusSource, ExperimentSpec
 from data_prep.local_corpus import make_corpus
-from data_prep.options import DataPrepOptions
+from albert_tf.text.options import DataPrepOptions
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets

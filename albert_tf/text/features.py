@@ -22,6 +22,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+# The file `albert-data build` writes beside finished shards (build options, tokenizer,
+# counts): what readers check the shards against.
+MANIFEST = "manifest.json"
+
 SEQUENCE = "sequence"
 PREDICTIONS = "predictions"
 SINGLE = "single"
@@ -73,3 +77,31 @@ def tf_parse_spec(max_seq_length: int, max_predictions: int) -> dict[str, Any]:
             [feature.size(max_seq_length, max_predictions)], dtypes[feature.dtype])
         for feature in PRETRAINING_FEATURES
     }
+
+
+def decode_record(serialized, max_seq_length: int, max_predictions: int,
+                  with_token_boundary: bool = False) -> dict:
+    """One serialized example (or a batch of them) -> dict of int32/float32 tensors.
+
+    Keys are the model's input names; shapes (max_seq_length,) for the sequence features,
+    (max_predictions,) for the masked-LM ones and (1,) for `next_sentence_labels`, with a
+    leading (batch_size,) for a batch. `token_boundary` (max_seq_length,) is kept only when
+    asked for (dynamic masking reads it; the model does not).
+    """
+    import tensorflow as tf
+
+    spec = tf_parse_spec(max_seq_length, max_predictions)
+    if serialized.shape.rank == 0:
+        parsed = tf.io.parse_single_example(serialized, spec)
+    else:
+        parsed = tf.io.parse_example(serialized, spec)
+    names = dict(MODEL_INPUT_NAMES, **({"token_boundary": "token_boundary"}
+                                        if with_token_boundary else {}))
+    features = {}
+    for name, tensor in parsed.items():
+        if name not in names:
+            continue  # token_boundary: kept in the files for compatibility
+        if tensor.dtype == tf.int64:
+            tensor = tf.cast(tensor, tf.int32)
+        features[names[name]] = tensor
+    return features

@@ -30,9 +30,9 @@ from typing import Sequence
 
 import numpy as np
 
-from data_prep.options import DataPrepOptions
-from data_prep.statistics import ExampleStatistics
-from data_prep.tokenizer import CLS_ID, MASK_ID, SEP_ID, Vocabulary
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import ExampleStatistics
+from albert_tf.text.tokenizer import CLS_ID, MASK_ID, SEP_ID, Vocabulary
 
 
 def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:

@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
                               load_yaml_mapping)
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
-from data_prep.options import DataPrepError, DataPrepOptions
+from albert_tf.text.options import DataPrepError, DataPrepOptions
 
 # What the runner measures for every variant; `report.metrics` picks and orders them.
 METRICS = {

@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from data_prep.files import atomic_write_bytes, read_bytes
-from data_prep.options import DataPrepError
+from albert_tf.text.files import atomic_write_bytes, read_bytes
+from albert_tf.text.options import DataPrepError
 
 SPECIAL_PIECES = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
@@ -49,7 +49,7 @@ class Tokenizer:
 
     Args:
         model_path: the `.model` file. Text given to `encode` must already be normalized
-            (`data_prep.normalize`), as the corpus readers do.
+            (`albert_tf.text.normalize`), as the corpus readers do.
     """
 
     def __init__(self, model_path: str | os.PathLike):

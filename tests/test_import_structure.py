@@ -1,0 +1,125 @@
+"""The package's layering, read from the source with `ast`: which of our packages may import
+which, no import circles, and the modules that must load without TensorFlow.
+
+    albert_tf.text        the bottom layer (text, record format, file I/O): imports none of
+                          the others
+    data_prep             the writer: of ours, imports albert_tf.text only
+    albert_tf (the rest)  models, training, readers, converters: never data_prep
+    albert_experiments    the ablation runner, which drives both: may import anything
+
+Every import statement counts, also one inside a function (a lazy import is still an arrow).
+"""
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
+PACKAGES = ("albert_tf", "data_prep", "albert_experiments")
+
+
+def _modules() -> dict[str, str]:
+    found = {}
+    for package in PACKAGES:
+        for folder, _, names in os.walk(os.path.join(ROOT, package)):
+            for file_name in names:
+                if file_name.endswith(".py"):
+                    path = os.path.join(folder, file_name)
+                    name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(path: str, modules: dict[str, str]) -> set[str]:
+    """Our modules `path` imports anywhere in it (a package counts as its __init__)."""
+    targets = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            targets.add(node.module)
+            targets.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {target for target in targets if target in modules}
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = _modules()
+    assert len(modules) > 100 and "albert_tf.text.features" in modules
+    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
+
+
+def _layer(module: str) -> str:
+    if module == "albert_tf.text" or module.startswith("albert_tf.text."):
+        return "text"
+    return module.split(".")[0]
+
+
+ALLOWED = {"text": {"text"}, "data_prep": {"text", "data_prep"},
+           "albert_tf": {"text", "albert_tf"},
+           "albert_experiments": {"text", "data_prep", "albert_tf", "albert_experiments"}}
+
+
+def test_every_import_points_down_the_layers(graph):
+    wrong = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                   for target in targets if _layer(target) not in ALLOWED[_layer(module)])
+    assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
+
+
+def test_there_are_no_import_circles(graph):
+    """Tarjan's strongly connected components over all our modules' imports."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph)))
+    try:
+        for module in graph:
+            if module not in index:
+                visit(module)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert not circles, f"import circles: {circles}"
+
+
+def test_the_writer_and_the_run_configs_load_without_tensorflow():
+    """In a fresh interpreter: the data-prep writer (every module the build runs) and
+    loading the pretraining and fine-tuning configs leave TensorFlow unloaded."""
+    script = """
+import sys
+import data_prep.cli, data_prep.pipeline, data_prep.shard, data_prep.manifest
+import albert_tf.text.features, albert_tf.text.masking, albert_tf.text.tokenizer
+from albert_tf.training.config import load_pretrain_config
+from albert_tf.finetuning.config import load_finetune_config
+load_pretrain_config("configs/pretrain/tiny_cpu.yaml")
+load_finetune_config(None, [], task="squad_v2")
+loaded = sorted(name for name in ("tensorflow", "tf_keras", "keras") if name in sys.modules)
+print("loaded:", loaded)
+"""
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              cwd=ROOT)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.stdout.strip().splitlines()[-1] == "loaded: []", finished.stdout
