@@ -84,9 +84,9 @@ def _print_parameters(spec) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    from albert_experiments.spec import load_experiment
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
-    from albert_experiments.spec import load_experiment
     from albert_tf.text.options import DataPrepError
 
     try:

@@ -21,8 +21,8 @@ import os
 from typing import Any, Mapping
 
 from albert_experiments.spec import CorpusSource, ExperimentSpec
-from data_prep.local_corpus import make_corpus
 from albert_tf.text.options import DataPrepOptions
+from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets

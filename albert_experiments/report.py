@@ -17,8 +17,8 @@ from typing import Any
 from albert_experiments.plots import plot_losses, plot_metrics
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
 from albert_tf.parameters import count_parameters
-from albert_tf.training.config import model_config_from_mapping
 from albert_tf.text.files import atomic_write_bytes
+from albert_tf.training.config import model_config_from_mapping
 
 RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
 RESULTS_JSON = "results.json"

@@ -17,21 +17,26 @@ from typing import Any, Sequence
 
 import tf_keras
 
-from albert_tf.checkpoints.native import load_pretrainer
 from albert_experiments.curves import run_curves
 from albert_experiments.data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RESULT_FILE, write_report
-from albert_experiments.spec import (DownstreamSpec, ExperimentError, ExperimentSpec,
-                                        VariantSpec, deep_merge)
+from albert_experiments.spec import (
+    DownstreamSpec,
+    ExperimentError,
+    ExperimentSpec,
+    VariantSpec,
+    deep_merge,
+)
+from albert_tf.checkpoints.native import load_pretrainer
 from albert_tf.finetuning.config import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task
 from albert_tf.parameters import parameter_counts
+from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.tokenizer import Tokenizer
 from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.training.evaluation import evaluate_files, table6_row
 from albert_tf.training.trainer import run_pretraining
-from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.tokenizer import Tokenizer
 
 # Settings that say where a run lives or how it talks, not what it computes.
 _PLACE_KEYS = {("train", "model_dir"), ("train", "verbose"), ("data", "train_files"),

@@ -1,11 +1,13 @@
 """The `tf.distribute` strategy a run asks for by name, and facts about it the trainer needs.
 
-| name | strategy | where |
-|---|---|---|
-| `default` / `cpu` | the default strategy (one device: the GPU if there is one, else the CPU) | a laptop, one GPU |
-| `mirrored` | `MirroredStrategy` over `devices` (all local GPUs when empty) | one machine, many GPUs |
-| `multi_worker` | `MultiWorkerMirroredStrategy`, cluster from the `TF_CONFIG` environment variable | several machines |
-| `tpu` | `TPUStrategy` after connecting to `tpu` (a name or grpc:// address; empty: the local TPU VM) | Cloud TPU |
+- `default` / `cpu`: the default strategy, one device (the GPU if there is one, else the
+  CPU); a laptop, one GPU.
+- `mirrored`: `MirroredStrategy` over `devices` (all local GPUs when empty); one machine,
+  many GPUs.
+- `multi_worker`: `MultiWorkerMirroredStrategy`, the cluster from the `TF_CONFIG`
+  environment variable; several machines.
+- `tpu`: `TPUStrategy` after connecting to `tpu` (a name or grpc:// address; empty: the
+  local TPU VM); Cloud TPU.
 
 Everything that creates variables (model, optimizer, metrics) must be built inside
 `strategy.scope()`; the global batch is split evenly over `strategy.num_replicas_in_sync`.
@@ -13,7 +15,6 @@ Everything that creates variables (model, optimizer, metrics) must be built insi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from typing import Sequence
@@ -22,6 +23,7 @@ import tensorflow as tf
 
 from albert_tf.config import ConfigError
 from albert_tf.distribution_config import STRATEGIES, DistributionConfig  # noqa: F401
+
 
 def _cross_device_ops(name: str):
     if name == "nccl":

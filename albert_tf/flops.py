@@ -1,4 +1,4 @@
-"""Model FLOPs of the encoder, counted from the config (../shared/design/flops.md).
+"""Model FLOPs of the encoder, counted from the config.
 
 A multiply-add is 2 FLOPs. Shared weights still cost compute at every one of the L layer
 applications. Backward costs about twice the forward, so a training step is 3x the forward.

@@ -32,17 +32,19 @@ warmup_steps / decay_steps of its range when warm-up ends).
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 import re
-from typing import Sequence
 
 import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import ConfigError
 from albert_tf.optimizer_config import (  # noqa: F401
-    DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, OPTIMIZER_TYPES, OptimizerConfig)
+    DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
+    OPTIMIZER_TYPES,
+    OptimizerConfig,
+)
+
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
 class WarmupPolynomialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):

@@ -26,8 +26,12 @@ import numpy as np  # noqa: E402
 
 from albert_tf.checkpoints.huggingface import load_huggingface, save_huggingface  # noqa: E402
 from albert_tf.checkpoints.native import load_pretrainer, save_model_folder  # noqa: E402
-from albert_tf.checkpoints.original import (build_model, load_original,  # noqa: E402
-                                            original_arrays, write_name_based_checkpoint)
+from albert_tf.checkpoints.original import (  # noqa: E402
+    build_model,
+    load_original,
+    original_arrays,
+    write_name_based_checkpoint,
+)
 from albert_tf.config import to_original_config  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
 

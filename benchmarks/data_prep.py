@@ -52,11 +52,11 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 
 
 def prepare(args, folder: str) -> tuple[str, str, dict]:
-    from data_prep.local_corpus import make_corpus
-    from albert_tf.text.tokenizer import train_sentencepiece
-    from data_prep.corpus import expand_inputs, plan_parts, read_documents
     from albert_tf.text.options import DataPrepOptions
     from albert_tf.text.statistics import InputReport
+    from albert_tf.text.tokenizer import train_sentencepiece
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.local_corpus import make_corpus
 
     if args.corpus:
         corpus = {"path": args.corpus, "bytes": os.path.getsize(args.corpus),
@@ -113,12 +113,12 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
 
     import numpy as np
 
-    from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.instances import document_pairs
     from albert_tf.text.options import DataPrepOptions
-    from data_prep.shard import ShardBuilder
     from albert_tf.text.statistics import ExampleStatistics, InputReport
     from albert_tf.text.tokenizer import Tokenizer
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.instances import document_pairs
+    from data_prep.shard import ShardBuilder
 
     options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
                               max_predictions_per_seq=args.max_predictions_per_seq)
@@ -166,10 +166,10 @@ def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
     import cProfile
     import pstats
 
-    from data_prep.corpus import expand_inputs, plan_parts
     from albert_tf.text.options import DataPrepOptions
-    from data_prep.shard import ShardBuilder
     from albert_tf.text.tokenizer import Tokenizer
+    from data_prep.corpus import expand_inputs, plan_parts
+    from data_prep.shard import ShardBuilder
 
     options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
                               max_predictions_per_seq=args.max_predictions_per_seq)

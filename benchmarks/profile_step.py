@@ -40,6 +40,7 @@ from summary import profile_table  # noqa: E402
 from trace_analysis import breakdown, read_space, self_times  # noqa: E402
 from train_step import compiled_trainer, random_pretraining_batch  # noqa: E402
 
+
 def profile_mode(args, config, batch, jit_compile: bool) -> dict:
     logdir = os.path.join(args.logdir, f"{args.model}_{'xla' if jit_compile else 'plain'}")
     shutil.rmtree(logdir, ignore_errors=True)

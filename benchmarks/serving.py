@@ -42,9 +42,9 @@ from albert_tf.checkpoints.original import build_model  # noqa: E402
 from albert_tf.export import ExportOptions, export_saved_model, load_saved_model  # noqa: E402
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 from albert_tf.text.normalize import normalize_text  # noqa: E402
 from albert_tf.text.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
+from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 
 sys.path.append(_HERE)
 from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
@@ -57,7 +57,8 @@ HEADER = (f"{'preset':<12} {'xla':<4} {'batch':>5} {'requests':>8} {'p50 ms':>9}
 def format_row(row: dict) -> str:
     return (f"{row['preset']:<12} {'on' if row['xla'] else 'off':<4} {row['batch_size']:>5} "
             f"{row['requests']:>8} {row['p50_ms']:>9.2f} {row['p99_ms']:>9.2f} "
-            f"{row['first_request_ms']:>9.1f} {row['tokenize_p50_ms']:>15.2f} {100 * row['tokenization_share']:>9.1f}% "
+            f"{row['first_request_ms']:>9.1f} {row['tokenize_p50_ms']:>15.2f} "
+            f"{100 * row['tokenization_share']:>9.1f}% "
             f"{row['texts_per_second']:>8.1f} {100 * row['mfu']:>5.1f}%")
 
 

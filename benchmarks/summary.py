@@ -6,7 +6,7 @@ and the tests can check the arithmetic on hand-made results.
 
 from __future__ import annotations
 
-# The targets on a CPU machine (see the README, Performance).
+# The targets on a CPU machine (see docs/performance.md).
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # the original create_pretraining_data.py, seq 128, dupe 2
 DATA_PREP_TIMES_ORIGINAL = 25
 XLA_SPEEDUP_OVER_MODEL_GARDEN = 1.2

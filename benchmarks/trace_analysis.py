@@ -19,7 +19,8 @@ OP_THREADS = ("tf_Compute", "tf_numa")
 # Matrix-multiply op types: TensorFlow's own (MatMul, BatchMatMulV2/V3, _FusedMatMul, Einsum),
 # the oneDNN rewrites of them on CPUs where oneDNN is on (_MklMatMul, _MklNativeFusedMatMul,
 # _MklBatchMatMulV2, ...), and XLA's dot thunks.
-MATMUL_TYPE = re.compile(r"_?(Mkl)?(Native)?(Fused)?(Batch)?MatMul(V\d)?|(_Mkl(Native)?)?Einsum|dot")
+MATMUL_TYPE = re.compile(r"_?(Mkl)?(Native)?(Fused)?(Batch)?MatMul(V\d)?"
+                         r"|(_Mkl(Native)?)?Einsum|dot")
 
 
 def is_matmul(kind: str) -> bool:

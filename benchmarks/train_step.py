@@ -46,13 +46,11 @@ from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E40
 from albert_tf.distribute import STRATEGIES, DistributionConfig, create_strategy  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs  # noqa: E402
-from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_loss,  # noqa: E402
-                                         sentence_loss)
+from albert_tf.models.pretrainer import AlbertPretrainer, masked_lm_loss, sentence_loss  # noqa: E402
 from albert_tf.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.precision import precision_policy  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
-from common import (device_info, device_peak_memory_gib, machine,  # noqa: E402
-                    measure_matmul_peak, write_result)
+from common import device_info, device_peak_memory_gib, machine, measure_matmul_peak, write_result  # noqa: E402
 from summary import table3_table, train_step_table  # noqa: E402
 
 DECAY_STEPS = 1_000_000  # any number above the default warm-up; the schedule does not matter

@@ -24,8 +24,8 @@ from typing import Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from data_prep import manifest as manifest_files
 from albert_tf.text.options import DataPrepError
+from data_prep import manifest as manifest_files
 from data_prep.pipeline import build_and_record_shard, shard_builder_for
 
 

@@ -14,8 +14,12 @@ import json
 import os
 import sys
 
-from albert_tf.text.options import (SENTENCE_OBJECTIVES, SINGLE_SENTENCE_CHUNKS, DataPrepError,
-                               DataPrepOptions)
+from albert_tf.text.options import (
+    SENTENCE_OBJECTIVES,
+    SINGLE_SENTENCE_CHUNKS,
+    DataPrepError,
+    DataPrepOptions,
+)
 
 _DEFAULTS = DataPrepOptions()
 

@@ -21,9 +21,9 @@ import os
 
 from albert_tf.text import files
 from albert_tf.text.features import MANIFEST
-from data_prep.corpus import Part, Source
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ShardStatistics
+from data_prep.corpus import Part, Source
 
 BUILD_PLAN = "build.json"
 FORMAT = "albert-tf pretraining shards, version 1"

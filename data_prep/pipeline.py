@@ -14,14 +14,14 @@ import multiprocessing
 import os
 from typing import Sequence
 
-from data_prep import manifest as manifest_files
 from albert_tf.text import files
-from data_prep.corpus import Source, expand_inputs, plan_parts, read_documents
 from albert_tf.text.options import DataPrepError, DataPrepOptions
-from data_prep.shard import ShardBuilder
 from albert_tf.text.statistics import InputReport
 from albert_tf.text.tfrecord import write_records
 from albert_tf.text.tokenizer import Tokenizer, train_sentencepiece
+from data_prep import manifest as manifest_files
+from data_prep.corpus import Source, expand_inputs, plan_parts, read_documents
+from data_prep.shard import ShardBuilder
 
 # Default shard size: one shard per this many input bytes times dupe_factor. A worker holds
 # one shard in memory: its documents as token lists (about 7 bytes per input byte) and its

@@ -2,9 +2,10 @@
 
 `ShardBuilder.build(part)` reads the part's documents, tokenizes them, makes `dupe_factor`
 passes of segment pairs (`instances`), masks (`masking`) and encodes them in batches, and
-shuffles the examples; its random generators are seeded from (random_seed, shard index). The result depends on
-nothing but the part, the options and the tokenizer, so the multiprocessing pipeline and the
-Beam pipeline, with any number of workers, write the same bytes.
+shuffles the examples; its random generators are seeded from (random_seed, shard index).
+The result depends on nothing but the part, the options and the tokenizer, so the
+multiprocessing pipeline and the Beam pipeline, with any number of workers, write the same
+bytes.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import random
 
 import numpy as np
 
-from data_prep.corpus import Part, read_documents
-from data_prep.example_encoding import ExampleEncoder
-from data_prep.instances import SegmentPair, document_pairs
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
 from albert_tf.text.tokenizer import Tokenizer
+from data_prep.corpus import Part, read_documents
+from data_prep.example_encoding import ExampleEncoder
+from data_prep.instances import SegmentPair, document_pairs
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
 _MASK_BATCH = 2048  # examples masked and encoded together

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from data_prep.sources import Document, PartPiece, TfdsSplit
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.options import DataPrepError, DataPrepOptions
-from data_prep.sentences import split_sentences
 from albert_tf.text.statistics import InputReport
+from data_prep.sentences import split_sentences
+from data_prep.sources import Document, PartPiece, TfdsSplit
 
 
 def tfds_split(name: str, split: str = "train", text_field: str = "text",

@@ -61,6 +61,7 @@ def released_style_model(tmp_path_factory):
     import io
 
     import sentencepiece as spm
+
     from helpers import RELEASED_USER_SYMBOLS
 
     words = ("the cafe deja vu of and in to was he for on as with by his at from that is it an "

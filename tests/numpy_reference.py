@@ -1,5 +1,5 @@
 """An independent numpy forward pass of ALBERT, written from the paper and the original code's
-numerics (reference.md), to check the Keras model against.
+numerics, to check the Keras model against.
 
 Weights come in as a plain dict of arrays with the original code's structure:
 `embeddings`: word [V,E], position [P,E], token_type [T,E], ln_gamma, ln_beta [E],

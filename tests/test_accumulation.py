@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import pretraining_batch, randomize_weights
 
 from albert_tf.config import ConfigError
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import OptimizerConfig, create_optimizer
+from helpers import pretraining_batch, randomize_weights
 
 MICRO, STEPS = 8, 3
 CLIP_NORM = 1.0

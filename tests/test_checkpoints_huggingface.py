@@ -9,8 +9,12 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import CheckpointError
-from albert_tf.checkpoints.huggingface import (hf_arrays, load_huggingface, read_hf_state,
-                                               save_huggingface)
+from albert_tf.checkpoints.huggingface import (
+    hf_arrays,
+    load_huggingface,
+    read_hf_state,
+    save_huggingface,
+)
 from albert_tf.checkpoints.original import build_model, original_arrays
 from albert_tf.config import AlbertConfig
 from helpers import random_inputs, randomize_weights

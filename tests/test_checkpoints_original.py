@@ -11,9 +11,15 @@ import tensorflow as tf
 from albert_tf.checkpoints import CheckpointError
 from albert_tf.checkpoints.original import load_original, read_original, save_original
 from albert_tf.checkpoints.reading import read_arrays
-from checkpoint_helpers import (GLOBAL_STEP, ORIGINAL_CONFIG, numpy_forward,
-                                original_arrays_from_numpy, restore_with_tf1_saver,
-                                write_tf1_checkpoint)
+from checkpoint_helpers import (
+    GLOBAL_STEP,
+    ORIGINAL_CONFIG,
+    numpy_forward,
+    original_arrays_from_numpy,
+    restore_with_tf1_saver,
+    write_tf1_checkpoint,
+)
+
 
 @pytest.fixture(scope="module")
 def original_checkpoint(tmp_path_factory):

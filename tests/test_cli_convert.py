@@ -13,8 +13,12 @@ from albert_tf.checkpoints.native import load_encoder, load_pretrainer
 from albert_tf.checkpoints.original import original_arrays
 from albert_tf.checkpoints.reading import read_arrays, resolve_checkpoint
 from albert_tf.cli.convert import main
-from checkpoint_helpers import (GLOBAL_STEP, ORIGINAL_CONFIG, original_arrays_from_numpy,
-                                write_tf1_checkpoint)
+from checkpoint_helpers import (
+    GLOBAL_STEP,
+    ORIGINAL_CONFIG,
+    original_arrays_from_numpy,
+    write_tf1_checkpoint,
+)
 from helpers import random_inputs
 
 

@@ -6,8 +6,13 @@ import pytest
 import tf_keras
 
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.training.collapse import (COLLAPSE_SPREAD, CollapseWatch, collapse_warning,
-                                         representation_spread, spread)
+from albert_tf.training.collapse import (
+    COLLAPSE_SPREAD,
+    CollapseWatch,
+    collapse_warning,
+    representation_spread,
+    spread,
+)
 from helpers import random_inputs
 
 

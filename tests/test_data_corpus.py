@@ -4,10 +4,10 @@ import gzip
 
 import pytest
 
-from data_helpers import english_like_text
-from data_prep.corpus import expand_inputs, plan_parts, read_documents
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
+from data_helpers import english_like_text
+from data_prep.corpus import expand_inputs, plan_parts, read_documents
 
 OPTIONS = DataPrepOptions(lower_case=False)
 

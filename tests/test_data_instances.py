@@ -9,10 +9,10 @@ import random
 import pytest
 from scipy import stats as scipy_stats
 
-from data_helpers import document_bounds, unique_token_documents
-from data_prep.instances import document_pairs
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
+from data_helpers import document_bounds, unique_token_documents
+from data_prep.instances import document_pairs
 
 SIGNIFICANCE = 0.001
 

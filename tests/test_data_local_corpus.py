@@ -1,10 +1,10 @@
 """Corpora from text on the machine: reST prose extraction and the standard library's docs."""
 
+from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.statistics import InputReport
 from data_prep.cli import main
 from data_prep.corpus import expand_inputs, plan_parts, read_documents
 from data_prep.local_corpus import rst_documents
-from albert_tf.text.options import DataPrepOptions
-from albert_tf.text.statistics import InputReport
 
 RST = """
 Title of the page

@@ -7,13 +7,13 @@ import os
 import pytest
 import sentencepiece as spm
 
+from albert_tf.text.options import DataPrepError, DataPrepOptions
+from albert_tf.text.tokenizer import SPECIAL_PIECES, Tokenizer, train_sentencepiece
 from data_helpers import english_like_text
 from data_prep import pipeline
 from data_prep.cli import main
 from data_prep.manifest import read_manifest
-from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.sentences import split_sentences
-from albert_tf.text.tokenizer import SPECIAL_PIECES, Tokenizer, train_sentencepiece
 
 OPTIONS = DataPrepOptions(max_seq_length=64, dupe_factor=2, max_predictions_per_seq=10)
 

@@ -19,13 +19,13 @@ from scipy import stats as scipy_stats
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.remasking import restore_original_ids
 from albert_tf.data.validation import DataError, check_pretraining_files
-from data_helpers import unique_token_documents, vocabulary
-from data_prep.instances import document_pairs
 from albert_tf.text.options import DataPrepOptions
-from data_prep.shard import ShardBuilder
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.tfrecord import write_records
 from albert_tf.text.tokenizer import CLS_ID, MASK_ID, SEP_ID
+from data_helpers import unique_token_documents, vocabulary
+from data_prep.instances import document_pairs
+from data_prep.shard import ShardBuilder
 
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4
 OPTIONS = DataPrepOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,

@@ -4,8 +4,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import ConfigError
-from albert_tf.distribute import (DistributionConfig, create_strategy, is_chief,
-                                  xla_supported)
+from albert_tf.distribute import DistributionConfig, create_strategy, is_chief, xla_supported
 from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import resolve_jit_compile
 

@@ -1,4 +1,5 @@
-"""AlbertEncoder: numerics against numpy, padding invariance, serialization, XLA, mixed precision."""
+"""AlbertEncoder: numerics against numpy, padding invariance, serialization, XLA, mixed
+precision."""
 
 import numpy as np
 import pytest

@@ -11,15 +11,19 @@ import os
 
 import pytest
 import yaml
-from data_helpers import ordered_documents, sentiment_rows, write_tsv
 
 from albert_experiments.cli import main as experiment_main
 from albert_experiments.curves import interval_means, read_scalars, training_seconds
 from albert_experiments.report import markdown_table, millions
 from albert_experiments.runner import variant_config
-from albert_experiments.spec import (ExperimentError, experiment_from_mapping,
-                                        load_experiment, resolve_scale)
+from albert_experiments.spec import (
+    ExperimentError,
+    experiment_from_mapping,
+    load_experiment,
+    resolve_scale,
+)
 from albert_tf.parameters import count_parameters
+from data_helpers import ordered_documents, sentiment_rows, write_tsv
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "table*.yaml")))

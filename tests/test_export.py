@@ -96,7 +96,8 @@ FRESH_PROCESS = textwrap.dedent("""
     run("fill_mask", text=inputs["masked"])
     ids = model.signatures["preprocess"](text=tf.constant(inputs["texts"]))
     run("encode_ids", **{k: v.numpy() for k, v in ids.items()})
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("albert_tf", "data_prep"))
+    loaded = sorted(name for name in sys.modules
+                    if name.split(".")[0] in ("albert_tf", "data_prep"))
     assert not loaded, loaded
     np.savez(output, **results)
 """)

@@ -14,8 +14,6 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
-from process_helpers import wait_for_backup
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
@@ -26,7 +24,9 @@ from albert_tf.finetuning.restore import load_finetuned
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import run_pretraining
+from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
 from data_prep.cli import main as data_main
+from process_helpers import wait_for_backup
 
 SEQ = 64
 CODE_WORDS = ("amber", "bronze", "cobalt", "copper", "coral", "ivory", "jade", "olive",

@@ -1,7 +1,11 @@
-"""FLOP counts against the hand-computed figures of flops.md."""
+"""FLOP counts against figures computed by hand from the layer shapes."""
 
-from albert_tf.flops import (encoder_forward_flops_per_token, encoder_training_flops,
-                             masked_lm_forward_flops_per_prediction, pretraining_step_flops)
+from albert_tf.flops import (
+    encoder_forward_flops_per_token,
+    encoder_training_flops,
+    masked_lm_forward_flops_per_prediction,
+    pretraining_step_flops,
+)
 from albert_tf.presets import load_preset
 
 

@@ -12,8 +12,13 @@ from albert_tf.config import ConfigError
 from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
 from albert_tf.training.trainer import build_pretrainer
-from checkpoint_helpers import (GLOBAL_STEP, ORIGINAL_CONFIG, numpy_forward,
-                                original_arrays_from_numpy, write_tf1_checkpoint)
+from checkpoint_helpers import (
+    GLOBAL_STEP,
+    ORIGINAL_CONFIG,
+    numpy_forward,
+    original_arrays_from_numpy,
+    write_tf1_checkpoint,
+)
 
 SEQ = 11
 # The run's model section for the checkpoint ORIGINAL_CONFIG describes.

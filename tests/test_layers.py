@@ -7,9 +7,15 @@ import pytest
 import tensorflow as tf
 
 import numpy_reference as ref
+from albert_tf.layers import (
+    AttentionBlock,
+    FactorizedEmbedding,
+    FeedForwardBlock,
+    Pooler,
+    SharedTransformerEncoder,
+    get_activation,
+)
 from helpers import randomize_weights, reference_block
-from albert_tf.layers import (AttentionBlock, FactorizedEmbedding, FeedForwardBlock, Pooler,
-                              SharedTransformerEncoder, get_activation)
 
 
 def test_gelu_tanh_hand_values():

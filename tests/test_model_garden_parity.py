@@ -10,8 +10,11 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import CheckpointError
-from albert_tf.checkpoints.model_garden import garden_arrays, model_garden_encoder, \
-    read_model_garden
+from albert_tf.checkpoints.model_garden import (
+    garden_arrays,
+    model_garden_encoder,
+    read_model_garden,
+)
 from albert_tf.checkpoints.original import assign_original_arrays
 from albert_tf.models.encoder import AlbertEncoder
 from helpers import random_inputs, randomize_weights

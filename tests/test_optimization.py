@@ -6,8 +6,14 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import ConfigError, dataclass_from_mapping
-from albert_tf.optimization import (AdamWeightDecay, Lamb, OptimizerConfig,
-                                    WarmupPolynomialDecay, create_optimizer, trust_ratio)
+from albert_tf.optimization import (
+    AdamWeightDecay,
+    Lamb,
+    OptimizerConfig,
+    WarmupPolynomialDecay,
+    create_optimizer,
+    trust_ratio,
+)
 
 B1, B2, EPS, WD = 0.9, 0.999, 1e-6, 0.01
 SHAPES = {"encoder/layer_norm/gamma": (4,), "encoder/dense/bias": (4,),

@@ -1,4 +1,5 @@
-"""In-graph preprocessing against the Python tokenizer: same normalized text, same ids, same packing.
+"""In-graph preprocessing against the Python tokenizer: same normalized text, same ids, same
+packing.
 
 The Python side (`albert_tf.text.normalize`, `AlbertTokenizer`, `truncate_pair`) is the reference:
 it follows the original ALBERT code line by line, while the graph side is built from
@@ -14,12 +15,13 @@ import tensorflow as tf
 from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 from albert_tf.preprocessing.normalization import normalize_text as graph_normalize
 from albert_tf.preprocessing.normalization import valid_utf8
-from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 from albert_tf.text.normalize import normalize_text
+from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 TRICKY_TEXTS = [
     "  Caf\u00e9 ``au lait''\t ", "\u03a3\u0391\u03a3 Stra\u00dfe \u0130stanbul \u01c5 \u216b",
-    "\ufb01 \uff40\uff40x", "a\u2028b\x1cc\x85d\u3000e\u00a0f\u2009g", "\ud55c\uad6d\uc5b4 \uff8a\uff9d",
+    "\ufb01 \uff40\uff40x", "a\u2028b\x1cc\x85d\u3000e\u00a0f\u2009g",
+    "\ud55c\uad6d\uc5b4 \uff8a\uff9d",
     "x\u0301\u0327 \u00b4 \u02d8", "\u00c5NGSTR\u00d6M \u24b6 \u3392 \u00bc", "\uff21\uff22\uff23",
     "\u0915\u0941 \u0928\u093f", "IN 1990, THE (CAFE) \"X\" - \u00a35 \u20ac3.", "", "   \n\t ",
     "\U0001d400\U0001d7d9 \u2126 \u212a \u212b", "tab\tnew\nline\r\nend", "''``''", "\x00nul",
@@ -95,8 +97,10 @@ def tokenizers(released_style_model):
 def test_graph_tokenizer_gives_the_python_ids(tokenizers):
     graph, python = tokenizers
     texts = TRICKY_TEXTS + [
-        "In 1995, a cafe", "the year 1990, 1991,1992, and 5,5,", "THE CAF\u00c9 ``D\u00c9J\u00c0''",
-        "x (was) \"he\" - \u00a35 \u20ac3.", "[SEP] is not a separator [CLS]"] + random_texts(300, 1)
+        "In 1995, a cafe", "the year 1990, 1991,1992, and 5,5,",
+        "THE CAF\u00c9 ``D\u00c9J\u00c0''",
+        "x (was) \"he\" - \u00a35 \u20ac3.", "[SEP] is not a separator [CLS]",
+    ] + random_texts(300, 1)
     ids = graph(tf.constant(texts)).to_list()
     assert ids == [python.encode(text) for text in texts]
     assert any(len(python.encode(t)) > len(python._tokenizer.processor.encode(

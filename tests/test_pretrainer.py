@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import pretraining_batch, randomize_weights
-from numpy_reference import layer_norm
 
 from albert_tf.layers.activations import gelu_tanh
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.optimization import OptimizerConfig, create_optimizer
+from helpers import pretraining_batch, randomize_weights
+from numpy_reference import layer_norm
 
 BATCH = 6  # pretraining_batch's default
 

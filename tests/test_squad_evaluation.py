@@ -7,9 +7,14 @@ import random
 import pytest
 
 from albert_tf.tasks.examples import SquadExample
-from albert_tf.tasks.squad_evaluation import (best_no_answer_threshold, exact_match,
-                                              gold_texts, normalize_answer, squad_scores,
-                                              token_f1)
+from albert_tf.tasks.squad_evaluation import (
+    best_no_answer_threshold,
+    exact_match,
+    gold_texts,
+    normalize_answer,
+    squad_scores,
+    token_f1,
+)
 
 
 def _question(qas_id, *answer_texts, impossible=False):

@@ -10,8 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from albert_tf.tasks.metrics import (accuracy, average_ranks, f1_score, matthews_correlation,
-                                     pearson, spearman)
+from albert_tf.tasks.metrics import (
+    accuracy,
+    average_ranks,
+    f1_score,
+    matthews_correlation,
+    pearson,
+    spearman,
+)
 
 
 def test_accuracy_by_hand():

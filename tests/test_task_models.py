@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import random_inputs, randomize_weights
 
 from albert_tf.layers.task_heads import ClassificationHead, SpanHead
-from albert_tf.models.task_models import (AlbertClassifier, AlbertMultipleChoice,
-                                          AlbertSpanLabeler)
+from albert_tf.models.task_models import AlbertClassifier, AlbertMultipleChoice, AlbertSpanLabeler
 from albert_tf.precision import precision_policy
+from helpers import random_inputs, randomize_weights
 
 
 def log_softmax(logits):

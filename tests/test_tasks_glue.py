@@ -8,8 +8,13 @@ import pytest
 
 from albert_tf.tasks import glue
 from albert_tf.tasks.examples import TaskDataError, TextExample
-from albert_tf.tasks.glue import (GLUE_TASKS, available_splits, get_glue_task, read_glue,
-                                  write_glue_predictions)
+from albert_tf.tasks.glue import (
+    GLUE_TASKS,
+    available_splits,
+    get_glue_task,
+    read_glue,
+    write_glue_predictions,
+)
 
 T = "\t"
 MNLI_TRAIN_HEADER = T.join(

@@ -12,9 +12,9 @@ from albert_tf.tasks.examples import SquadExample, TaskDataError
 from albert_tf.tasks.offsets import normalize_with_offsets, tokenize_with_offsets
 from albert_tf.tasks.squad import answer_matches_context, convert_examples, read_squad
 from albert_tf.tasks.squad_postprocess import predict_answers, write_squad_predictions
-from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.tokenizer import train_sentencepiece
+from albert_tf.tokenization import AlbertTokenizer
 
 # Each of these becomes one "▁word" piece of the word-level model below.
 WORDS = "the cafe in zurich was opened by a naive man what year when who where it is of and to"

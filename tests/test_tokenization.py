@@ -9,9 +9,10 @@ import io
 import pytest
 import sentencepiece as spm
 
+from albert_tf.text.options import DataPrepError
 from albert_tf.tokenization import AlbertTokenizer
 from helpers import RELEASED_USER_SYMBOLS
-from albert_tf.text.options import DataPrepError
+
 
 def test_id_layout_of_the_released_model(released_style_model):
     tokenizer = AlbertTokenizer(released_style_model)

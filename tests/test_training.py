@@ -14,14 +14,14 @@ import pytest
 import tensorflow as tf
 import tf_keras
 import yaml
-from data_helpers import ordered_documents
-from process_helpers import wait_for_backup
 
 from albert_tf.cli.evaluate import main as eval_main
 from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
+from data_helpers import ordered_documents
 from data_prep.cli import main as data_main
+from process_helpers import wait_for_backup
 
 SEQ, PREDICTIONS, VOCAB = 64, 10, 48
 CONFIGS = os.path.join(os.path.dirname(__file__), os.pardir, "configs")
@@ -361,3 +361,27 @@ def test_backup_step_reads_the_keras_backup_layout(tmp_path):
         model.fit(data, epochs=3, steps_per_epoch=4, verbose=0, callbacks=[
             tf_keras.callbacks.BackupAndRestore(backup, save_freq=2), StopAfter()])
     assert backup_step(backup, 4) == 6
+
+
+def test_two_runs_of_the_same_config_write_identical_checkpoints(shards, tmp_path):
+    """Training is deterministic: the same config (seeded data order, weights and dropout)
+    gives bit-identical weights and optimizer slots (the README's figures rely on it)."""
+    checkpoints = []
+    for name in ("first", "second"):  # each in its own process, as a user runs it
+        mapping = run_mapping(shards, tmp_path / name, train_steps=4, steps_per_epoch=2,
+                              steps_per_execution=2, backup_every_steps=2, eval_steps=0,
+                              jit_compile=False)
+        mapping["optimizer"]["warmup_steps"] = 2
+        mapping["model"]["hidden_dropout"] = 0.1  # dropout is seeded too
+        subprocess.run(_pretrain_command(write_config(tmp_path / f"{name}.yaml", mapping)),
+                       check=True, capture_output=True)
+        checkpoints.append(str(tmp_path / name / "checkpoints" / "ckpt-4"))
+    readers = [tf.train.load_checkpoint(path) for path in checkpoints]
+    names = sorted(readers[0].get_variable_to_shape_map())
+    assert names == sorted(readers[1].get_variable_to_shape_map())
+    assert any("optimizer/_variables" in name for name in names)  # the slots too
+    for name in names:
+        if name == "_CHECKPOINTABLE_OBJECT_GRAPH":
+            continue
+        np.testing.assert_array_equal(readers[0].get_tensor(name), readers[1].get_tensor(name),
+                                      err_msg=name)

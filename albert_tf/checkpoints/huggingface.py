@@ -23,9 +23,14 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.checkpoints.original import (TRAINING_STATE, assign_original_arrays, build_model,
-                                            original_group_count, original_variables,
-                                            variable_array)
+from albert_tf.checkpoints.original import (
+    TRAINING_STATE,
+    assign_original_arrays,
+    build_model,
+    original_group_count,
+    original_variables,
+    variable_array,
+)
 from albert_tf.checkpoints.reading import CheckpointError, check_variables, containing_folder
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError

@@ -25,8 +25,7 @@ import tempfile
 
 import numpy as np
 
-from albert_tf.checkpoints.original import (assign_original_arrays, build_model,
-                                            original_arrays)
+from albert_tf.checkpoints.original import assign_original_arrays, build_model, original_arrays
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError

@@ -17,9 +17,14 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.checkpoints.original import GROUP_PREFIX
-from albert_tf.checkpoints.reading import (CheckpointError, check_variables, checkpoint_shapes,
-                                           read_arrays, resolve_checkpoint,
-                                           trackable_variable_paths)
+from albert_tf.checkpoints.reading import (
+    CheckpointError,
+    check_variables,
+    checkpoint_shapes,
+    read_arrays,
+    resolve_checkpoint,
+    trackable_variable_paths,
+)
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.activations import get_activation
 

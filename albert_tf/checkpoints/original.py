@@ -2,7 +2,7 @@
 
 The original code names its variables `bert/embeddings/...`, `bert/encoder/transformer/
 group_<g>/inner_group_<j>/...`, `bert/pooler/...` and `cls/predictions/...`,
-`cls/seq_relationship/...` (the full table is in `shared/design/reference.md`). Every
+`cls/seq_relationship/...` (`original_variables` lists every one). Every
 other format in this package is converted through this layout: it names groups and inner
 groups explicitly, so any all-shared ALBERT (N groups, inner blocks) and BERT (sharing
 `none` = one group per layer) fits it. Sharing only the attention or only the feed-forward
@@ -24,8 +24,13 @@ from typing import Iterable, Mapping, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.checkpoints.reading import (CheckpointError, check_variables, checkpoint_shapes,
-                                           read_arrays, resolve_checkpoint)
+from albert_tf.checkpoints.reading import (
+    CheckpointError,
+    check_variables,
+    checkpoint_shapes,
+    read_arrays,
+    resolve_checkpoint,
+)
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
 from albert_tf.config import AlbertConfig, to_original_config
 from albert_tf.layers.shared_encoder import group_of_layer

@@ -19,8 +19,7 @@ from typing import Iterable
 
 import tensorflow as tf
 
-from albert_tf.checkpoints.reading import (VARIABLE_SUFFIX, CheckpointError,
-                                           trackable_variable_paths)
+from albert_tf.checkpoints.reading import VARIABLE_SUFFIX, CheckpointError, trackable_variable_paths
 from albert_tf.models.encoder import AlbertEncoder
 
 _TRACKERS = "_trackers/"  # metric accumulators: never weights

@@ -7,8 +7,8 @@ small model finds a faster way: it writes the unigram into its hidden states as 
 shared by every token. In a post-LN stack that shared vector outgrows the token-dependent
 part, each LayerNorm shrinks the latter further, and at a high learning rate the encoder ends
 up giving the same output for every input, with no gradient left to undo it (measured on the
-CPU presets; see the README's "Pretraining recipe"). Starting the bias at the log prior this
-module computes removes the reason for that shortcut.
+CPU presets; see docs/pretraining.md, "The small-model recipe"). Starting the bias at the
+log prior this module computes removes the reason for that shortcut.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from albert_tf.data.pretraining import list_shards
 from albert_tf.data.validation import DataError
+
 
 def masked_target_counts(file_patterns: Sequence[str], max_predictions: int, vocab_size: int,
                          max_examples: int) -> tuple[np.ndarray, int]:

@@ -20,13 +20,18 @@ import dataclasses
 import os
 from typing import Any, Sequence
 
-from albert_tf.config import (ConfigError, apply_overrides, dataclass_from_mapping,
-                              load_yaml_mapping, plain_dict)
+from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
+from albert_tf.config import (
+    ConfigError,
+    apply_overrides,
+    dataclass_from_mapping,
+    load_yaml_mapping,
+    plain_dict,
+)
 from albert_tf.distribution_config import DistributionConfig
 from albert_tf.optimizer_config import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.tasks.glue_tasks import GLUE_TASKS
-from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
 
 
 def _check(condition: bool, field: str, expected: str, value) -> None:

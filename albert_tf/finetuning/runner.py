@@ -33,21 +33,24 @@ import yaml
 from albert_tf.config import ConfigError
 from albert_tf.distribute import create_strategy
 from albert_tf.finetuning import data as task_data
-from albert_tf.finetuning.callbacks import (DevEvaluation, StopAtStep, read_best,
-                                            weights_checkpoint)
+from albert_tf.finetuning.callbacks import DevEvaluation, StopAtStep, read_best, weights_checkpoint
 from albert_tf.finetuning.config import FinetuneConfig
-from albert_tf.finetuning.feature_cache import (CachedFeatures, cache_key, cached_features,
-                                                file_digest)
+from albert_tf.finetuning.feature_cache import (
+    CachedFeatures,
+    cache_key,
+    cached_features,
+    file_digest,
+)
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.tasks.examples import TaskDataError
+from albert_tf.text.files import atomic_write_bytes
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.callbacks import TrainingScalars
 from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
-from albert_tf.text.files import atomic_write_bytes
 
 RESULTS_FILE = "eval_results.json"
 

@@ -19,12 +19,15 @@ import numpy as np
 
 from albert_tf.finetuning.config import GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
-from albert_tf.models.task_models import (AlbertAnswerabilitySpanLabeler, AlbertClassifier,
-                                          AlbertMultipleChoice, AlbertSpanLabeler)
+from albert_tf.models.task_models import (
+    AlbertAnswerabilitySpanLabeler,
+    AlbertClassifier,
+    AlbertMultipleChoice,
+    AlbertSpanLabeler,
+)
 from albert_tf.tasks import glue, metrics, race, squad, squad_evaluation, squad_postprocess
 from albert_tf.tasks.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
-
 
 
 def pack_pairs(tokenizer: AlbertTokenizer, first: Sequence[Sequence[int]],

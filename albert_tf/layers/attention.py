@@ -88,7 +88,7 @@ class AttentionBlock(tf_keras.layers.Layer):
         scale = tf.cast(1.0 / math.sqrt(self.head_size), self.compute_dtype)
         # Heads go in front as batch dimensions of plain matmuls, keys already transposed:
         # (b, n, q, d) x (b, n, d, k). Fewer copies than einsum's layouts; about 15% faster
-        # fwd + bwd at albert_base shapes, with and without XLA (README, Performance).
+        # fwd + bwd at albert_base shapes, with and without XLA (docs/performance.md).
         query = self._split_heads(self.query(hidden) * scale, batch_size, seq_length,
                                   [0, 2, 1, 3])
         key = self._split_heads(self.key(hidden), batch_size, seq_length, [0, 2, 3, 1])

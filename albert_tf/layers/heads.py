@@ -1,6 +1,6 @@
 """Pretraining heads: the masked-LM head tied to the word embeddings, and the sentence head.
 
-Both follow the original ALBERT code (see `reference.md`): the MLM head gathers the masked
+Both follow the original ALBERT code: the MLM head gathers the masked
 positions, transforms them H -> E with the hidden activation and a LayerNorm, and scores them
 against the transposed V x E word-embedding table plus an output bias of V; the sentence head
 is a 2-way dense layer on the pooled output (SOP: 1 = swapped, NSP: 1 = random next). Logits

@@ -16,10 +16,9 @@ from __future__ import annotations
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.layers.common import build_sublayer
-
 from albert_tf.config import SHARING_STRATEGIES
 from albert_tf.layers.attention import AttentionBlock, attention_bias_from_mask
+from albert_tf.layers.common import build_sublayer
 from albert_tf.layers.feed_forward import FeedForwardBlock
 
 _SHARED_PARTS = {"all": ("attention", "ffn"), "attention": ("attention",),

@@ -1,6 +1,6 @@
 """AlbertPretrainer: the encoder with the masked-LM and sentence heads, their losses and metrics.
 
-The losses are the original ALBERT's (see `reference.md`):
+The losses are the original ALBERT's (`run_pretraining.py`):
     mlm_loss = sum(w * nll) / (sum(w) + 1e-5) over the masked positions of the global batch,
     sentence_loss = mean cross-entropy of the 2-way SOP/NSP logits over the global batch,
     loss = mlm_loss + sentence_loss (what `fit` logs as `loss`, averaged over steps).

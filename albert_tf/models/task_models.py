@@ -40,8 +40,9 @@ class AlbertTaskModel(tf_keras.Model):
     """The part every task model shares: the encoder, the training and evaluation steps.
 
     Subclasses pass the names of their metrics besides `loss`, set `task_outputs` (the
-    outputs `predict` returns) and implement `call`, `per_example_loss(features, outputs)` -> `(batch_size,)` and
-    `metric_values(features, outputs)` -> {metric name: per-example values}.
+    outputs `predict` returns) and implement `call`, `per_example_loss(features, outputs)`
+    -> `(batch_size,)` and `metric_values(features, outputs)` -> {metric name: per-example
+    values}.
     """
 
     task_outputs: tuple[str, ...] = ()

@@ -18,8 +18,14 @@ import os
 from typing import Iterator, Optional, Sequence, Union
 
 from albert_tf.tasks.examples import TaskDataError, TextExample
-from albert_tf.tasks.glue_tasks import (GLUE_TASKS, LAST_COLUMN, ColumnLayout, GlueTask, TaskLike,
-                                        get_glue_task)
+from albert_tf.tasks.glue_tasks import (
+    GLUE_TASKS,
+    LAST_COLUMN,
+    ColumnLayout,
+    GlueTask,
+    TaskLike,
+    get_glue_task,
+)
 from albert_tf.text.files import atomic_write_bytes
 
 # GLUE texts contain unbalanced quotes (so quoting is off) and some are long.

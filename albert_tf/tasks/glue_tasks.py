@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Union
 
 from albert_tf.tasks.examples import TaskDataError
 
+
 def _frozen(mapping: dict) -> Mapping:
     """A read-only view, so that the shared task table cannot be changed by accident."""
     return types.MappingProxyType(mapping)

@@ -15,9 +15,8 @@ import unicodedata
 
 import numpy as np
 
-from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.text.tokenizer import WORD_MARKER
-
+from albert_tf.tokenization import AlbertTokenizer
 
 # Where normalization can change more than case: LaTeX quotes and any non-ASCII character.
 _SPECIAL_CHARACTERS = re.compile(r"``|''|[^\x00-\x7f]")
@@ -26,7 +25,8 @@ _IS_SPACE = np.array([chr(code).isspace() for code in range(0x3002)], dtype=bool
 
 
 def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray, np.ndarray]:
-    """`albert_tf.text.normalize.normalize_text(text, lower_case)` and where each character came from.
+    """`normalize_text(text, lower_case)` (`albert_tf.text.normalize`) and where each
+    character came from.
 
     Returns:
         (normalized, source_start, source_end): `normalized` is exactly `normalize_text`'s

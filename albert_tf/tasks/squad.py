@@ -21,8 +21,8 @@ from tqdm import tqdm
 
 from albert_tf.tasks.examples import SquadExample, TaskDataError
 from albert_tf.tasks.offsets import token_spans
-from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.text.files import read_bytes
+from albert_tf.tokenization import AlbertTokenizer
 
 _REQUIRED = object()
 

@@ -8,11 +8,11 @@ so files written by either side can be read by the other:
 | `input_ids` | int64 | max_seq_length | `[CLS] A [SEP] B [SEP]` piece ids, 0-padded, masked |
 | `input_mask` | int64 | max_seq_length | 1 for real tokens, 0 for padding |
 | `segment_ids` | int64 | max_seq_length | 0 through the first `[SEP]`, 1 after |
-| `token_boundary` | int64 | max_seq_length | 1 where a piece starts a word (and at `[CLS]`/`[SEP]`) |
+| `token_boundary` | int64 | max_seq_length | 1 where a piece starts a word, [CLS], [SEP] |
 | `masked_lm_positions` | int64 | max_predictions | positions of the masked pieces, 0-padded |
 | `masked_lm_ids` | int64 | max_predictions | original ids at those positions |
 | `masked_lm_weights` | float32 | max_predictions | 1.0 for a real prediction, 0.0 for padding |
-| `next_sentence_labels` | int64 | 1 | 0 = in order / actual next, 1 = swapped (SOP) / random (NSP) |
+| `next_sentence_labels` | int64 | 1 | 0 in order / next; 1 swapped (SOP) / random (NSP) |
 
 Nothing here imports TensorFlow; `tf_parse_spec` does so when called.
 """

@@ -25,13 +25,19 @@ import re
 from typing import Any, Mapping, Sequence
 
 from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-from albert_tf.config import (SENTENCE_OBJECTIVES, AlbertConfig, ConfigError, apply_overrides, dataclass_from_mapping,
-                              load_yaml_mapping, plain_dict)
+from albert_tf.config import (
+    SENTENCE_OBJECTIVES,
+    AlbertConfig,
+    ConfigError,
+    apply_overrides,
+    dataclass_from_mapping,
+    load_yaml_mapping,
+    plain_dict,
+)
 from albert_tf.distribution_config import DistributionConfig
 from albert_tf.optimizer_config import OptimizerConfig
 from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.presets import preset_path
-
 
 
 def _require_positive(section: str, instance, names: Sequence[str]) -> None:

@@ -1,7 +1,8 @@
 """Intrinsic evaluation of a pretrained checkpoint, as the paper's Table 6 reports it.
 
 Three accuracies, and the spread of the encoder's outputs across inputs (0 when it has
-collapsed to one output for everything, `albert_tf.training.collapse`): masked-LM (every masked piece, weighted as in training), NSP-style (the
+collapsed to one output for everything, `albert_tf.training.collapse`): masked-LM (every
+masked piece, weighted as in training), NSP-style (the
 sentence head on shards built with `--sentence_objective nsp`: 1 = the second segment comes
 from another document) and SOP-style (on shards built with `sop`: 1 = the two segments are
 swapped). The same 2-way head answers both; a model trained with `none` has no sentence

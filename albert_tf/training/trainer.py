@@ -6,7 +6,8 @@ A run's folder (`train.model_dir`):
                          its `tokenizer` section filled from the shards' manifest
     <name>.model         a copy of the SentencePiece model the shards were made with
     checkpoints/ckpt-N   model + optimizer after step N (every `steps_per_epoch`), the last few
-    backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted at the end)
+    backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted
+                         at the end)
     tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
     eval_results.json    held-out MLM / sentence metrics of the final model
 
@@ -27,7 +28,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 
 import numpy as np
 import tensorflow as tf
@@ -42,13 +42,13 @@ from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.run_folder import checkpoint_step, run_folders
+from albert_tf.text import files as file_system
+from albert_tf.text.features import MANIFEST
+from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
-from albert_tf.text import files as file_system
-from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.features import MANIFEST
 
 
 @dataclasses.dataclass
