@@ -6,7 +6,6 @@ to a temporary name and renamed.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import matplotlib
@@ -15,15 +14,17 @@ matplotlib.use("Agg")
 from matplotlib import pyplot  # noqa: E402  (the backend is chosen first)
 
 from albert_experiments.spec import METRICS, PAPER_KEYS, PERCENT_METRICS, ExperimentSpec  # noqa: E402
+from albert_tf.text.files import atomic_output  # noqa: E402
 
 CHANCE = {"nsp_accuracy": 0.5, "sop_accuracy": 0.5}
 
 
 def _save(figure, path: str) -> str:
-    temporary = path + ".tmp.png"
-    figure.savefig(temporary, dpi=110, bbox_inches="tight")
-    pyplot.close(figure)
-    os.replace(temporary, path)
+    try:
+        with atomic_output(path) as file:
+            figure.savefig(file, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        pyplot.close(figure)
     return path
 
 

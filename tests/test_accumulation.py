@@ -121,8 +121,8 @@ def test_mixed_float16_accumulates_unscaled_gradients(tiny_config, start):
         assert isinstance(model.optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
         denominators = model.loss_denominators(batch)
         gradients, total, _ = accumulate(
-            model, batch, 4, lambda piece: model._loss_and_statistics(piece, denominators,
-                                                                       training=True))
+            model, batch, 4,
+            lambda piece: model.loss_and_statistics(piece, denominators, training=True))
         history = model.fit(tf.data.Dataset.from_tensors(batch).repeat(), epochs=1,
                             steps_per_epoch=2, verbose=0).history
     finally:

@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.text.files import atomic_write_bytes, temporary_name
+from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.tfrecord import write_records
 
 FEATURE_VERSION = 1  # bump when a conversion changes what it writes
 
@@ -104,11 +105,8 @@ def write_features(path: str, arrays: Mapping[str, np.ndarray]) -> CachedFeature
     count = next(iter(counts.values()), 0)
     specs = {name: (np.asarray(value).dtype.name, tuple(np.asarray(value).shape[1:]))
              for name, value in arrays.items()}
-    staging = temporary_name(path)
-    with tf.io.TFRecordWriter(staging) as writer:
-        for index in range(count):
-            writer.write(_example({name: value[index] for name, value in arrays.items()}))
-    os.replace(staging, path)
+    write_records(path, (_example({name: value[index] for name, value in arrays.items()})
+                         for index in range(count)))
     meta = {"count": count, "specs": {name: [dtype, list(shape)]
                                       for name, (dtype, shape) in specs.items()}}
     atomic_write_bytes(path + ".json", json.dumps(meta, indent=1).encode())

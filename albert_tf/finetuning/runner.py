@@ -24,7 +24,6 @@ import functools
 import json
 import math
 import os
-import shutil
 
 import numpy as np
 import tf_keras
@@ -47,7 +46,7 @@ from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.tasks.examples import TaskDataError
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.callbacks import TrainingScalars
 from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
@@ -146,8 +145,7 @@ def _write_run_files(config: FinetuneConfig, pretrained) -> FinetuneConfig:
     os.makedirs(model_dir, exist_ok=True)
     spm_copy = os.path.join(model_dir, os.path.basename(pretrained.spm_model))
     if os.path.abspath(spm_copy) != os.path.abspath(pretrained.spm_model):
-        shutil.copyfile(pretrained.spm_model, spm_copy + ".tmp")
-        os.replace(spm_copy + ".tmp", spm_copy)
+        atomic_write_bytes(spm_copy, read_bytes(pretrained.spm_model))
     config = dataclasses.replace(config, model=dataclasses.replace(
         config.model, spm_model=os.path.abspath(spm_copy), lower_case=pretrained.lower_case))
     for name, mapping in ((FINETUNE_CONFIG_FILE, config.to_dict()),

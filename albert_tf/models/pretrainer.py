@@ -18,18 +18,10 @@ import tf_keras
 
 from albert_tf.config import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
 from albert_tf.layers.heads import MaskedLMHead, SentenceHead
-from albert_tf.models.accumulation import accumulate
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.training_step import StepModel, global_sum
 
 MLM_WEIGHT_EPSILON = 1e-5  # the original's guard in the MLM loss denominator
-
-
-def global_sum(value: tf.Tensor) -> tf.Tensor:
-    """Sum of `value` over all replicas of the current step (itself outside a strategy)."""
-    context = tf.distribute.get_replica_context()
-    if context is None:  # cross-replica context: the value is already global
-        return value
-    return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
 def masked_lm_nll(logits: tf.Tensor, label_ids: tf.Tensor) -> tf.Tensor:
@@ -62,7 +54,7 @@ def _correct(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
-class AlbertPretrainer(tf_keras.Model):
+class AlbertPretrainer(StepModel):
     """ALBERT with its pretraining heads; `fit` trains it on batches of the TFRecord features.
 
     Args:
@@ -91,18 +83,17 @@ class AlbertPretrainer(tf_keras.Model):
                  return_all_layer_outputs: bool = False, gradient_accumulation_steps: int = 1,
                  **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")
-        super().__init__(**kwargs)
-        if not isinstance(config, AlbertConfig):
-            config = AlbertConfig.from_dict(config)
         if sentence_objective not in SENTENCE_OBJECTIVES:
             raise ConfigError(f"field 'sentence_objective' must be one of "
                               f"{', '.join(SENTENCE_OBJECTIVES)}, got '{sentence_objective}'")
+        metric_names = ("mlm_loss", "mlm_accuracy")
+        if sentence_objective != "none":
+            metric_names += ("sentence_loss", "sentence_accuracy")
+        super().__init__(metric_names, gradient_accumulation_steps, **kwargs)
+        if not isinstance(config, AlbertConfig):
+            config = AlbertConfig.from_dict(config)
         self.config = config
         self.sentence_objective = sentence_objective
-        if int(gradient_accumulation_steps) < 1:
-            raise ConfigError(f"gradient_accumulation_steps must be >= 1, got "
-                              f"{gradient_accumulation_steps}")
-        self.gradient_accumulation_steps = int(gradient_accumulation_steps)
         self.return_all_layer_outputs = return_all_layer_outputs
         self.encoder = AlbertEncoder(config, return_all_layer_outputs)
         self.masked_lm = MaskedLMHead(
@@ -111,18 +102,16 @@ class AlbertPretrainer(tf_keras.Model):
         self.sentence_head = None
         if sentence_objective != "none":
             self.sentence_head = SentenceHead(config.initializer_range, name="sentence_head")
-        self._trackers = {name: tf_keras.metrics.Mean(name)
-                          for name in ("loss", *self.metric_names)}
-        # Metric results are already global (all-reduced); "loss" is their sum on each
-        # replica, so the step reports the first replica's copy, never a sum over replicas.
-        self.distribute_reduction_method = "first"
+
+    # Each metric as (numerator, weight) of the step's statistics (`_statistics`).
+    metric_fractions = {"mlm_loss": ("mlm_nll", "mlm_weight"),
+                        "mlm_accuracy": ("mlm_correct", "mlm_weight"),
+                        "sentence_loss": ("sentence_nll", "sentence_count"),
+                        "sentence_accuracy": ("sentence_correct", "sentence_count")}
 
     @property
     def metric_names(self) -> tuple[str, ...]:
-        names = ("mlm_loss", "mlm_accuracy")
-        if self.sentence_objective != "none":
-            names += ("sentence_loss", "sentence_accuracy")
-        return names
+        return tuple(name for name in self._trackers if name != "loss")
 
     def call(self, inputs, training=None):
         encoded = self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
@@ -173,56 +162,10 @@ class AlbertPretrainer(tf_keras.Model):
             sums["sentence_count"] = tf.cast(tf.shape(labels)[0], tf.float32)
         return sums
 
-    def _loss_and_statistics(self, features, denominators, training):
+    def loss_and_statistics(self, features, denominators, training):
+        """(this replica's share of the step's loss, the statistics of `features`)."""
         sums = self._statistics(features, self(features, training=training))
         return self._loss(sums, denominators), sums
-
-    def train_step(self, features):
-        denominators = self.loss_denominators(features)
-        steps = self.gradient_accumulation_steps
-        if steps == 1:
-            with tf.GradientTape() as tape:
-                loss, sums = self._loss_and_statistics(features, denominators, training=True)
-            self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        else:
-            gradients, loss, sums = accumulate(
-                self, features, steps,
-                lambda piece: self._loss_and_statistics(piece, denominators, training=True))
-            self.optimizer.apply_gradients(
-                (gradient, variable) for gradient, variable
-                in zip(gradients, self.trainable_variables) if gradient is not None)
-        return self._update_metrics(sums, loss)
-
-    def test_step(self, features):
-        loss, sums = self._loss_and_statistics(features, self.loss_denominators(features),
-                                               training=False)
-        return self._update_metrics(sums, loss)
-
-    def _update_metrics(self, sums, loss) -> dict[str, tf.Tensor]:
-        """`loss`: the mean per step of the objective minimized (`compute_pretraining_loss`,
-        the original's `+1e-5` included); the others: weighted means over every example
-        seen since the last reset (all replicas), as the original's evaluation reports them.
-        """
-        # Each of the n replicas holds its share of the step's loss. The mean is taken over
-        # all replicas' entries (sum of value x weight / sum of weights): entering n x share
-        # with weight 1/n makes a step weigh 1 and count the sum of the shares.
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
-        self._trackers["loss"].update_state(loss * replicas, sample_weight=1.0 / replicas)
-        # A mean's state is (sum of value x weight, sum of weights): enter the batch's sum.
-        for metric, numerator, weight in (("mlm_loss", "mlm_nll", "mlm_weight"),
-                                          ("mlm_accuracy", "mlm_correct", "mlm_weight"),
-                                          ("sentence_loss", "sentence_nll", "sentence_count"),
-                                          ("sentence_accuracy", "sentence_correct",
-                                           "sentence_count")):
-            if weight in sums:
-                self._trackers[metric].update_state(
-                    tf.math.divide_no_nan(sums[numerator], sums[weight]),
-                    sample_weight=sums[weight])
-        return {name: tracker.result() for name, tracker in self._trackers.items()}
-
-    @property
-    def metrics(self):
-        return list(self._trackers.values())
 
     def get_config(self):
         return {"config": self.config.to_dict(), "sentence_objective": self.sentence_objective,

@@ -22,7 +22,7 @@ import tf_keras
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.task_heads import AnswerabilitySpanHead, ClassificationHead, SpanHead
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
-from albert_tf.models.pretrainer import global_sum
+from albert_tf.models.training_step import StepModel, global_sum
 
 
 def _sparse_cross_entropy(labels, logits):
@@ -36,28 +36,30 @@ def _correct(labels, logits):
                    tf.float32)
 
 
-class AlbertTaskModel(tf_keras.Model):
-    """The part every task model shares: the encoder, the training and evaluation steps.
+class AlbertTaskModel(StepModel):
+    """The part every task model shares: the encoder, and the loss as a mean over examples
+    for the shared training and evaluation steps (`StepModel`).
 
     Subclasses pass the names of their metrics besides `loss`, set `task_outputs` (the
     outputs `predict` returns) and implement `call`, `per_example_loss(features, outputs)`
     -> `(batch_size,)` and `metric_values(features, outputs)` -> {metric name: per-example
-    values}.
+    values}; `loss_outputs` (default: the call) gives the outputs the loss is computed on.
     """
 
     task_outputs: tuple[str, ...] = ()
 
     def __init__(self, config: AlbertConfig | Mapping[str, Any],
                  metric_names: tuple[str, ...] = (), **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(tuple(metric_names), **kwargs)
         if not isinstance(config, AlbertConfig):
             config = AlbertConfig.from_dict(config)
         self.config = config
         self.encoder = AlbertEncoder(config)
-        self._trackers = {name: tf_keras.metrics.Mean(name)
-                          for name in ("loss",) + tuple(metric_names)}
-        # The trackers' results are global already; report the first replica's copy.
-        self.distribute_reduction_method = "first"
+
+    @property
+    def metric_fractions(self):
+        """Every metric is a mean over examples."""
+        return {name: (name, "examples") for name in self._trackers if name != "loss"}
 
     def encode(self, inputs, training=None) -> dict[str, tf.Tensor]:
         return self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
@@ -68,36 +70,32 @@ class AlbertTaskModel(tf_keras.Model):
     def metric_values(self, features, outputs) -> dict[str, tf.Tensor]:
         raise NotImplementedError
 
-    def compute_task_loss(self, features, outputs) -> tf.Tensor:
+    def loss_outputs(self, features, training):
+        """The outputs the loss and metrics are computed on."""
+        return self(features, training=training)
+
+    def loss_denominators(self, features) -> dict[str, tf.Tensor]:
+        """The examples in the step's batch over all replicas."""
+        first = tf.nest.flatten({name: features[name] for name in INPUT_NAMES})[0]
+        return {"examples": global_sum(tf.cast(tf.shape(first)[0], tf.float32))}
+
+    def compute_task_loss(self, features, outputs, denominators=None) -> tf.Tensor:
         """This replica's share of the mean loss over the global batch."""
+        denominators = denominators or self.loss_denominators(features)
+        return tf.reduce_sum(self.per_example_loss(features, outputs)) / denominators["examples"]
+
+    def loss_and_statistics(self, features, denominators, training):
+        outputs = self.loss_outputs(features, training)
         per_example = self.per_example_loss(features, outputs)
-        batch_size = tf.cast(tf.shape(per_example)[0], tf.float32)
-        return tf.reduce_sum(per_example) / global_sum(batch_size)
-
-    def train_step(self, features):
-        with tf.GradientTape() as tape:
-            outputs = self(features, training=True)
-            loss = self.compute_task_loss(features, outputs)
-        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        return self._update_metrics(features, outputs)
-
-    def test_step(self, features):
-        return self._update_metrics(features, self(features, training=False))
+        sums = {name: tf.reduce_sum(values)
+                for name, values in self.metric_values(features, outputs).items()}
+        sums["examples"] = tf.cast(tf.shape(per_example)[0], tf.float32)
+        return tf.reduce_sum(per_example) / denominators["examples"], sums
 
     def predict_step(self, features):
         """Only the task outputs: the encoder's `(batch, seq, H)` outputs would dwarf them."""
         outputs = self(features, training=False)
         return {name: outputs[name] for name in self.task_outputs}
-
-    def _update_metrics(self, features, outputs):
-        self._trackers["loss"].update_state(self.per_example_loss(features, outputs))
-        for name, values in self.metric_values(features, outputs).items():
-            self._trackers[name].update_state(values)
-        return {name: tracker.result() for name, tracker in self._trackers.items()}
-
-    @property
-    def metrics(self):
-        return list(self._trackers.values())
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name}
@@ -261,10 +259,9 @@ class AlbertAnswerabilitySpanLabeler(AlbertTaskModel):
         return {**encoded, **self.head(encoded["sequence_output"], p_mask, starts,
                                        training=training)}
 
-    def test_step(self, features):
-        """Evaluation scores the training objective: the end conditioned on the true start."""
-        return self._update_metrics(features,
-                                    self._outputs(features, False, conditioned=True))
+    def loss_outputs(self, features, training):
+        """The training objective, in evaluation too: the end conditioned on the true start."""
+        return self._outputs(features, training, conditioned=True)
 
     def per_example_loss(self, features, outputs):
         start, end = _positions(features["start_position"]), _positions(features["end_position"])
