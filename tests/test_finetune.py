@@ -345,7 +345,7 @@ def test_a_fine_tuned_run_can_start_another(sst2_run, tmp_path):
     pretrained = load_pretrained_encoder(config)
     run = load_finetuned(str(sst2_run))
     assert pretrained.spm_model == run.config.model.spm_model
-    for ours, theirs in zip(pretrained.weights, run.model.encoder.get_weights()):
+    for ours, theirs in zip(pretrained.encoder.get_weights(), run.model.encoder.get_weights()):
         np.testing.assert_array_equal(ours, theirs)
     assert "sst2" in pretrained.source
 
@@ -391,5 +391,5 @@ def test_released_format_checkpoints_start_a_run_with_the_same_encoder(pretraine
             "data.max_seq_length=32"], task="rte"))
         assert loaded.config.hidden_size == reference.config.hidden_size
         assert loaded.spm_model and os.path.exists(loaded.spm_model)
-        for ours, theirs in zip(reference.weights, loaded.weights):
+        for ours, theirs in zip(reference.encoder.get_weights(), loaded.encoder.get_weights()):
             np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)

@@ -147,3 +147,15 @@ def test_task_models_train_under_mixed_precision(tiny_config, policy):
     assert model.encoder.compute_dtype == policy.removeprefix("mixed_")
     if policy == "mixed_float16":  # compile wraps the optimizer to scale the loss
         assert isinstance(model.optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
+
+
+def test_a_task_model_takes_an_encoder_object(tiny_encoder, tiny_config):
+    """As the Model Garden's BertClassifier(network=...) and keras-hub's
+    TextClassifier(backbone=...): the task model uses that very encoder."""
+    model = AlbertClassifier(tiny_encoder, num_classes=3, dropout_rate=0.0)
+    assert model.encoder is tiny_encoder and model.config == tiny_config
+    features = batch(tiny_config, seed=10)
+    outputs = model(features, training=False)
+    np.testing.assert_allclose(outputs["pooled_output"],
+                               tiny_encoder(features, training=False)["pooled_output"])
+    assert AlbertClassifier.from_config(model.get_config()).encoder is not tiny_encoder

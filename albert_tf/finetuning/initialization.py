@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any
 
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.config import AlbertConfig, ConfigError
@@ -22,15 +23,15 @@ class PretrainedEncoder:
 
     Attributes:
         config: the encoder's `AlbertConfig`, with the run's fine-tuning dropout applied.
-        weights: the encoder's weights in `AlbertEncoder.get_weights()` order, or None for a
-            random start.
+        encoder: the loaded `AlbertEncoder` (its weights are copied by name into the task
+            model's encoder, built under the run's strategy), or None for a random start.
         spm_model: path of the SentencePiece model.
         lower_case: whether the tokenizer lower-cases.
         source: a description of where the weights came from.
     """
 
     config: AlbertConfig
-    weights: list | None
+    encoder: Any
     spm_model: str
     lower_case: bool
     source: str
@@ -46,7 +47,7 @@ def _load(model: ModelSection):
         folder, checkpoint = split_checkpoint_path(model.init_checkpoint)
         if is_finetune_run(folder):  # e.g. RTE from an MNLI run, as the paper's GLUE runs did
             run = load_finetuned(folder, checkpoint)
-            return (run.model.encoder.config, run.model.encoder.get_weights(),
+            return (run.model.encoder.config, run.model.encoder,
                     run.config.model.spm_model, run.config.model.lower_case,
                     f"albert-finetune run {folder} ({run.config.task}, step {run.step})")
         loaded = load_model("ours", folder, config, checkpoint=checkpoint)
@@ -57,7 +58,7 @@ def _load(model: ModelSection):
         lower_case = model.lower_case
     encoder = getattr(loaded.model, "encoder", loaded.model)
     source = f"{loaded.source_format} {loaded.source} (step {loaded.global_step})"
-    return loaded.config, encoder.get_weights(), loaded.spm_model, lower_case, source
+    return loaded.config, encoder, loaded.spm_model, lower_case, source
 
 
 def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
@@ -67,9 +68,9 @@ def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
 
     model = config.model
     if model.init_checkpoint:
-        model_config, weights, found_spm, lower_case, source = _load(model)
+        model_config, encoder, found_spm, lower_case, source = _load(model)
     elif model.config:
-        model_config, weights, found_spm = read_model_config(model.config), None, None
+        model_config, encoder, found_spm = read_model_config(model.config), None, None
         lower_case, source = model.lower_case, "random initialization"
     else:
         raise ConfigError("field 'model.init_checkpoint' is empty: name the pretrained model "
@@ -86,5 +87,5 @@ def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
         raise ConfigError(f"field 'data.max_seq_length' ({config.data.max_seq_length}) exceeds "
                           f"the model's max_position_embeddings "
                           f"({model_config.max_position_embeddings})")
-    return PretrainedEncoder(model_config.replace(**changes), weights, spm_model, lower_case,
+    return PretrainedEncoder(model_config.replace(**changes), encoder, spm_model, lower_case,
                              source)

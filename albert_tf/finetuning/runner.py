@@ -29,6 +29,8 @@ import numpy as np
 import tf_keras
 import yaml
 
+from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import ConfigError
 from albert_tf.distribute import create_strategy
 from albert_tf.finetuning import data as task_data
@@ -133,8 +135,11 @@ def build_task_model(task: FinetuneTask, pretrained, features: CachedFeatures):
     model = task.build_model(pretrained.config)
     row = next(iter(features.dataset(task.model_features).batch(1)))
     model(row, training=False)
-    if pretrained.weights is not None:
-        model.encoder.set_weights(pretrained.weights)
+    if pretrained.encoder is not None:
+        copied = copy_weights(pretrained.encoder, model.encoder)  # by name, all or nothing
+        if copied.fresh:
+            raise CheckpointError(f"{pretrained.source}: the checkpoint has no "
+                                  f"{', '.join(copied.fresh)} for the task model's encoder")
     return model
 
 

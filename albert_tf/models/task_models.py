@@ -40,6 +40,10 @@ class AlbertTaskModel(StepModel):
     """The part every task model shares: the encoder, and the loss as a mean over examples
     for the shared training and evaluation steps (`StepModel`).
 
+    The first argument is the encoder: an `AlbertEncoder` object (as the Model Garden's
+    `BertClassifier(network=...)` and keras-hub's `TextClassifier(backbone=...)` take one),
+    or an `AlbertConfig` (or its mapping) to build a fresh one from.
+
     Subclasses pass the names of their metrics besides `loss`, set `task_outputs` (the
     outputs `predict` returns) and implement `call`, `per_example_loss(features, outputs)`
     -> `(batch_size,)` and `metric_values(features, outputs)` -> {metric name: per-example
@@ -48,13 +52,16 @@ class AlbertTaskModel(StepModel):
 
     task_outputs: tuple[str, ...] = ()
 
-    def __init__(self, config: AlbertConfig | Mapping[str, Any],
+    def __init__(self, config: AlbertEncoder | AlbertConfig | Mapping[str, Any],
                  metric_names: tuple[str, ...] = (), **kwargs):
         super().__init__(tuple(metric_names), **kwargs)
-        if not isinstance(config, AlbertConfig):
-            config = AlbertConfig.from_dict(config)
+        if isinstance(config, AlbertEncoder):  # an encoder object, e.g. a pretrained one
+            self.encoder, config = config, config.config
+        else:
+            if not isinstance(config, AlbertConfig):
+                config = AlbertConfig.from_dict(config)
+            self.encoder = AlbertEncoder(config)
         self.config = config
-        self.encoder = AlbertEncoder(config)
 
     @property
     def metric_fractions(self):
