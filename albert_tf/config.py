@@ -334,6 +334,20 @@ def _construct_with_source(cls, values, source):
         raise
 
 
+def require(condition: bool, field: str, expected: str, value) -> None:
+    """The one field check of the configs: raises `ConfigError("field '<field>' must be
+    <expected>, got <value>")` unless `condition`."""
+    if not condition:
+        raise ConfigError(f"field '{field}' must be {expected}, got {value!r}")
+
+
+def require_positive(section: str, instance, names: Sequence[str]) -> None:
+    """`require` that each of `names` of `instance` is positive."""
+    for name in names:
+        value = getattr(instance, name)
+        require(value > 0, f"{section}.{name}", "positive", value)
+
+
 def check_field_types(instance) -> None:
     hints = typing.get_type_hints(type(instance))
     for field in dataclasses.fields(instance):

@@ -159,3 +159,27 @@ def test_a_task_model_takes_an_encoder_object(tiny_encoder, tiny_config):
     np.testing.assert_allclose(outputs["pooled_output"],
                                tiny_encoder(features, training=False)["pooled_output"])
     assert AlbertClassifier.from_config(model.get_config()).encoder is not tiny_encoder
+
+
+def test_task_models_share_the_pretrainers_step_with_accumulation(tiny_config):
+    """The task models train through the same step as the pretrainer: 2 micro-batches of 2
+    give the update of the batch of 4."""
+    features = batch(tiny_config, seed=11)
+    features["label"] = np.array([0, 1, 2, 1], np.int32)
+    config = tiny_config.replace(hidden_dropout=0.0, attention_dropout=0.0)
+
+    def one_step(micro_batches):
+        model = AlbertClassifier(config, num_classes=3, dropout_rate=0.0)
+        model(features)
+        randomize_weights(model, seed=12)
+        model.gradient_accumulation_steps = micro_batches
+        model.compile(optimizer=tf_keras.optimizers.SGD(0.1), jit_compile=False)
+        history = model.fit(tf.data.Dataset.from_tensors(features), epochs=1, verbose=0)
+        return [weight.numpy() for weight in model.trainable_weights], history.history
+
+    whole, whole_history = one_step(1)
+    accumulated, history = one_step(2)
+    for a, b in zip(whole, accumulated):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(history["loss"], whole_history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(history["accuracy"], whole_history["accuracy"])

@@ -27,16 +27,13 @@ from albert_tf.config import (
     dataclass_from_mapping,
     load_yaml_mapping,
     plain_dict,
+    require,
+    require_positive,
 )
 from albert_tf.distribution_config import DistributionConfig
 from albert_tf.optimizer_config import OptimizerConfig
-from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.tasks.glue_tasks import GLUE_TASKS
-
-
-def _check(condition: bool, field: str, expected: str, value) -> None:
-    if not condition:
-        raise ConfigError(f"field '{field}' must be {expected}, got {value!r}")
+from albert_tf.training.loop_config import TrainingLoopConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,11 +63,11 @@ class ModelSection:
     classifier_dropout: float = 0.1
 
     def __post_init__(self):
-        _check(self.init_format in CHECKPOINT_FORMATS, "model.init_format",
+        require(self.init_format in CHECKPOINT_FORMATS, "model.init_format",
                f"one of {', '.join(CHECKPOINT_FORMATS)}", self.init_format)
         for name in ("hidden_dropout", "attention_dropout", "classifier_dropout"):
             value = getattr(self, name)
-            _check(value is None or 0.0 <= value < 1.0, f"model.{name}", "in [0, 1)", value)
+            require(value is None or 0.0 <= value < 1.0, f"model.{name}", "in [0, 1)", value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,51 +103,29 @@ class TaskDataConfig:
         for name in ("max_seq_length", "doc_stride", "max_query_length", "max_qa_length",
                      "shuffle_buffer", "pad_to_multiple_of"):
             value = getattr(self, name)
-            _check(value > 0, f"data.{name}", "positive", value)
-        _check(self.max_seq_length >= 8, "data.max_seq_length", "at least 8",
+            require(value > 0, f"data.{name}", "positive", value)
+        require(self.max_seq_length >= 8, "data.max_seq_length", "at least 8",
                self.max_seq_length)
 
 
 @dataclasses.dataclass(frozen=True)
-class FinetuneTrainConfig:
-    """How long and how fast a run trains, and how often it is evaluated on dev.
+class FinetuneTrainConfig(TrainingLoopConfig):
+    """The `train` section of a fine-tuning run: `TrainingLoopConfig` and its dev evaluations.
 
     Attributes:
-        model_dir: checkpoints, the best checkpoint on dev, logs, predictions go here.
-        global_batch_size: training examples per step over all replicas.
         eval_batch_size: examples per evaluation/prediction batch.
-        train_steps: optimizer steps (also the learning-rate decay length).
         eval_every_steps: steps between dev evaluations; the best one is kept.
-        steps_per_execution: steps inside one `tf.function` call.
-        precision: `float32`, `mixed_float16` or `mixed_bfloat16`.
-        jit_compile: XLA; null: on wherever it works.
-        seed: head initialization, dropout and data order.
-        log_every_steps: steps between TensorBoard scalars.
-        verbose: Keras progress output (0 silent, 1 progress bar, 2 one line per evaluation).
     """
 
     model_dir: str = "runs/finetune"
-    global_batch_size: int = 32
     eval_batch_size: int = 64
-    train_steps: int = 1000
     eval_every_steps: int = 100
-    steps_per_execution: int = 1
-    precision: str = "float32"
-    jit_compile: bool | None = None
-    seed: int = 12345
     log_every_steps: int = 50
-    verbose: int = 1
 
     def __post_init__(self):
-        for name in ("global_batch_size", "eval_batch_size", "train_steps", "eval_every_steps",
-                     "steps_per_execution", "log_every_steps"):
-            value = getattr(self, name)
-            _check(value > 0, f"train.{name}", "positive", value)
-        _check(self.eval_every_steps % self.steps_per_execution == 0,
-               "train.eval_every_steps", f"a multiple of train.steps_per_execution "
-               f"({self.steps_per_execution})", self.eval_every_steps)
-        _check(self.precision in PRECISION_POLICIES, "train.precision",
-               f"one of {', '.join(PRECISION_POLICIES)}", self.precision)
+        super().__post_init__()
+        require_positive("train", self, ("eval_batch_size", "eval_every_steps"))
+        self.require_multiple_of_execution("eval_every_steps")
 
 
 # Every task albert-finetune runs: the GLUE tasks, SQuAD v1.1 / v2.0 and RACE.
@@ -184,12 +159,12 @@ class SquadConfig:
     null_score_threshold: float = 0.0
 
     def __post_init__(self):
-        _check(self.v2_head in SQUAD_V2_HEADS, "squad.v2_head",
+        require(self.v2_head in SQUAD_V2_HEADS, "squad.v2_head",
                f"one of {', '.join(SQUAD_V2_HEADS)}", self.v2_head)
-        _check(self.start_n_top > 0, "squad.start_n_top", "positive", self.start_n_top)
-        _check(self.end_n_top > 0, "squad.end_n_top", "positive", self.end_n_top)
-        _check(self.n_best_size > 0, "squad.n_best_size", "positive", self.n_best_size)
-        _check(self.max_answer_length > 0, "squad.max_answer_length", "positive",
+        require(self.start_n_top > 0, "squad.start_n_top", "positive", self.start_n_top)
+        require(self.end_n_top > 0, "squad.end_n_top", "positive", self.end_n_top)
+        require(self.n_best_size > 0, "squad.n_best_size", "positive", self.n_best_size)
+        require(self.max_answer_length > 0, "squad.max_answer_length", "positive",
                self.max_answer_length)
 
 
@@ -218,8 +193,8 @@ class FinetuneConfig:
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
 
     def __post_init__(self):
-        _check(self.task in TASK_NAMES, "task", f"one of {', '.join(TASK_NAMES)}", self.task)
-        _check(self.optimizer.warmup_steps < self.train.train_steps, "optimizer.warmup_steps",
+        require(self.task in TASK_NAMES, "task", f"one of {', '.join(TASK_NAMES)}", self.task)
+        require(self.optimizer.warmup_steps < self.train.train_steps, "optimizer.warmup_steps",
                f"below train.train_steps ({self.train.train_steps})",
                self.optimizer.warmup_steps)
 

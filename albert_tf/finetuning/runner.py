@@ -203,6 +203,7 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_task_model(task, pretrained, train.features)
+            model.gradient_accumulation_steps = config.train.gradient_accumulation_steps
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)

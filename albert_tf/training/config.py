@@ -33,18 +33,13 @@ from albert_tf.config import (
     dataclass_from_mapping,
     load_yaml_mapping,
     plain_dict,
+    require,
+    require_positive,
 )
 from albert_tf.distribution_config import DistributionConfig
 from albert_tf.optimizer_config import OptimizerConfig
-from albert_tf.precision import PRECISION_POLICIES
 from albert_tf.presets import preset_path
-
-
-def _require_positive(section: str, instance, names: Sequence[str]) -> None:
-    for name in names:
-        if getattr(instance, name) <= 0:
-            raise ConfigError(f"field '{section}.{name}' must be positive, "
-                              f"got {getattr(instance, name)}")
+from albert_tf.training.loop_config import TrainingLoopConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +67,7 @@ class DataConfig:
     ngram: int = 3
 
     def __post_init__(self):
-        _require_positive("data", self, ("max_seq_length", "max_predictions_per_seq",
+        require_positive("data", self, ("max_seq_length", "max_predictions_per_seq",
                                          "shuffle_buffer", "cycle_length", "ngram"))
         if isinstance(self.train_files, str) or isinstance(self.eval_files, str):
             raise ConfigError("fields 'data.train_files' and 'data.eval_files' must be lists "
@@ -80,61 +75,35 @@ class DataConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainConfig:
-    """How long, how fast and where a run trains.
+class TrainConfig(TrainingLoopConfig):
+    """The `train` section of a pretraining run: `TrainingLoopConfig` and its checkpoints,
+    backups and held-out evaluations.
 
     Attributes:
-        model_dir: checkpoints, backups, TensorBoard logs and the resolved config go here.
-        global_batch_size: examples per step (one optimizer update) over all replicas.
-        gradient_accumulation_steps: N; each replica runs its share of a step's batch as N
-            micro-batches and the update uses their summed gradients, exactly the gradient
-            of the whole batch (memory for one micro-batch of activations).
-        train_steps: optimizer steps in total (also the learning-rate decay length).
         steps_per_epoch: steps between checkpoints, held-out evaluations and epoch logs.
-        steps_per_execution: steps run inside one `tf.function` call (host overhead / N).
         backup_every_steps: steps between the backups that preemption resumes from.
         eval_steps: held-out batches per evaluation (0: no evaluation).
         checkpoints_to_keep: most recent checkpoints kept.
-        jit_compile: XLA; null (auto): on wherever it works (one replica, or GPUs/TPUs).
-        precision: `float32`, `mixed_float16` (GPU) or `mixed_bfloat16` (TPU, recent CPUs).
-        seed: weight initialization and data order.
-        log_every_steps: steps between TensorBoard scalars.
-        verbose: Keras progress output (0 silent, 1 progress bar, 2 one line per epoch).
     """
 
     model_dir: str = "runs/pretrain"
     global_batch_size: int = 4096
-    gradient_accumulation_steps: int = 1
     train_steps: int = 125_000
     steps_per_epoch: int = 5_000
-    steps_per_execution: int = 1
     backup_every_steps: int = 1_000
     eval_steps: int = 100
     checkpoints_to_keep: int = 5
-    jit_compile: bool | None = None
-    precision: str = "float32"
-    seed: int = 12345
-    log_every_steps: int = 100
-    verbose: int = 1
 
     def __post_init__(self):
-        _require_positive("train", self, ("global_batch_size", "gradient_accumulation_steps",
-                                          "train_steps", "steps_per_epoch",
-                                          "steps_per_execution", "backup_every_steps",
-                                          "checkpoints_to_keep", "log_every_steps"))
+        super().__post_init__()
+        require_positive("train", self, ("steps_per_epoch", "backup_every_steps",
+                                         "checkpoints_to_keep"))
         if self.train_steps % self.steps_per_epoch:
             raise ConfigError(f"field 'train.train_steps' ({self.train_steps}) must be a "
                               f"multiple of train.steps_per_epoch ({self.steps_per_epoch})")
         for name in ("steps_per_epoch", "backup_every_steps"):
-            if getattr(self, name) % self.steps_per_execution:
-                raise ConfigError(f"field 'train.{name}' ({getattr(self, name)}) must be a "
-                                  f"multiple of train.steps_per_execution "
-                                  f"({self.steps_per_execution})")
-        if self.eval_steps < 0:
-            raise ConfigError(f"field 'train.eval_steps' must be >= 0, got {self.eval_steps}")
-        if self.precision not in PRECISION_POLICIES:
-            raise ConfigError(f"field 'train.precision' must be one of "
-                              f"{', '.join(PRECISION_POLICIES)}, got '{self.precision}'")
+            self.require_multiple_of_execution(name)
+        require(self.eval_steps >= 0, "train.eval_steps", ">= 0", self.eval_steps)
 
     @property
     def epochs(self) -> int:
@@ -191,7 +160,7 @@ class InitConfig:
             raise ConfigError(f"field 'init.mlm_output_bias' must be one of "
                               f"{', '.join(MLM_OUTPUT_BIAS_INITS)}, "
                               f"got '{self.mlm_output_bias}'")
-        _require_positive("init", self, ("prior_examples",))
+        require_positive("init", self, ("prior_examples",))
 
 
 @dataclasses.dataclass(frozen=True)
