@@ -123,3 +123,23 @@ print("loaded:", loaded)
                               cwd=ROOT)
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert finished.stdout.strip().splitlines()[-1] == "loaded: []", finished.stdout
+
+
+def test_the_public_api_exports_what_users_import():
+    import albert_tf
+    import albert_tf.checkpoints
+    import albert_tf.models
+
+    assert albert_tf.AlbertConfig().hidden_size == 768
+    assert issubclass(albert_tf.ConfigError, ValueError)
+    for package in (albert_tf.models, albert_tf.checkpoints):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, name
+    assert {"AlbertEncoder", "AlbertPretrainer", "AlbertClassifier", "AlbertSpanLabeler",
+            "AlbertAnswerabilitySpanLabeler", "AlbertMultipleChoice"} <= set(
+                albert_tf.models.__all__)
+    assert {"load_model", "save_model", "load_encoder", "load_pretrainer",
+            "CheckpointError"} <= set(albert_tf.checkpoints.__all__)
+    assert "random_encoder_inputs" not in albert_tf.models.__all__  # a benchmark helper
+    with pytest.raises(AttributeError):
+        albert_tf.checkpoints.no_such_name
