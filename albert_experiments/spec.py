@@ -43,7 +43,8 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_tf.config import ConfigError, apply_overrides, dataclass_from_mapping, load_yaml_mapping
+from albert_tf.config import ConfigError
+from albert_tf.config_schema import apply_overrides, dataclass_from_mapping, load_yaml_mapping
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
 

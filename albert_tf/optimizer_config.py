@@ -7,7 +7,8 @@ import dataclasses
 import re
 from typing import Sequence
 
-from albert_tf.config import ConfigError, check_field_types
+from albert_tf.config import ConfigError
+from albert_tf.config_schema import check_field_types
 
 OPTIMIZER_TYPES = ("lamb", "adamw", "lamb_model_garden")
 DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")

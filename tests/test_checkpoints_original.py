@@ -126,7 +126,8 @@ def test_bert_layout_and_unsupported_sharing(tmp_path):
     """sharing 'none' is the original layout with one group per layer; attention-only
     sharing has no original layout and is refused by name."""
     from albert_tf.checkpoints.original import build_model, original_arrays
-    from albert_tf.config import AlbertConfig, to_original_config
+    from albert_tf.checkpoints.original_config import to_original_config
+    from albert_tf.config import AlbertConfig
 
     bert = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=8, num_layers=2,
                         num_attention_heads=2, intermediate_size=16, sharing="none",

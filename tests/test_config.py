@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from albert_tf.config import AlbertConfig, ConfigError, apply_overrides, to_original_config
+from albert_tf.checkpoints.original_config import read_original_config, to_original_config
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config_schema import apply_overrides
 from albert_tf.presets import load_preset, preset_names
 
 
@@ -106,7 +108,7 @@ ORIGINAL_BASE_V2 = {
 def test_original_albert_config_json(tmp_path):
     path = tmp_path / "albert_config.json"
     path.write_text(json.dumps(ORIGINAL_BASE_V2))
-    config = AlbertConfig.from_original_json(path)
+    config = read_original_config(path)
     assert config == load_preset("albert_base")
     # ... and back, as the converter writes it next to an original checkpoint.
     assert to_original_config(config) == ORIGINAL_BASE_V2
@@ -118,18 +120,18 @@ def test_original_albert_config_json(tmp_path):
 def test_original_json_groups_and_errors(tmp_path):
     path = tmp_path / "albert_config.json"
     path.write_text(json.dumps(dict(ORIGINAL_BASE_V2, num_hidden_groups=4, inner_group_num=2)))
-    config = AlbertConfig.from_original_json(path)
+    config = read_original_config(path)
     assert (config.sharing, config.num_groups, config.inner_group_num) == ("all", 4, 2)
 
     path.write_text(json.dumps(dict(ORIGINAL_BASE_V2, hidden_layers=3)))
     with pytest.raises(ConfigError, match="albert_config.json: unknown key 'hidden_layers'"):
-        AlbertConfig.from_original_json(path)
+        read_original_config(path)
     path.write_text(json.dumps(dict(ORIGINAL_BASE_V2, hidden_act="tanh")))
     with pytest.raises(ConfigError, match="'hidden_act'"):
-        AlbertConfig.from_original_json(path)
+        read_original_config(path)
     path.write_text('{"hidden_size": 768,\n "vocab_size": }')
     with pytest.raises(ConfigError, match=r"albert_config.json:2: not valid JSON"):
-        AlbertConfig.from_original_json(path)
+        read_original_config(path)
 
 
 def test_every_table_2_preset_and_tiny_loads():

@@ -5,7 +5,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.config import ConfigError, dataclass_from_mapping
+from albert_tf.config import ConfigError
+from albert_tf.config_schema import dataclass_from_mapping
 from albert_tf.optimization import (
     AdamWeightDecay,
     Lamb,

@@ -24,7 +24,8 @@ import yaml
 from albert_tf.checkpoints.original import build_model
 from albert_tf.checkpoints.reading import CheckpointError, restore_checked
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
-from albert_tf.config import ConfigError, parse_yaml
+from albert_tf.config import ConfigError
+from albert_tf.config_schema import parse_yaml
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.run_folder import CONFIG_FILE, CONVERSION_FILE, checkpoint_name, run_folders

@@ -24,6 +24,7 @@ from typing import Iterable, Mapping, NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.checkpoints.reading import (
     CheckpointError,
     check_variables,
@@ -32,7 +33,7 @@ from albert_tf.checkpoints.reading import (
     resolve_checkpoint,
 )
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
-from albert_tf.config import AlbertConfig, to_original_config
+from albert_tf.config import AlbertConfig
 from albert_tf.layers.shared_encoder import group_of_layer
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
@@ -185,7 +186,7 @@ def _prefix_and_config(path: str, config: AlbertConfig | None) -> tuple[str, Alb
         if not tf.io.gfile.exists(config_path):
             raise CheckpointError(f"{prefix}: no {CONFIG_FILE} beside the checkpoint; pass "
                                   f"the model config (--config)")
-        config = AlbertConfig.from_original_json(config_path)
+        config = read_original_config(config_path)
     return prefix, config
 
 

@@ -21,8 +21,8 @@ import os
 from typing import Any, Sequence
 
 from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-from albert_tf.config import (
-    ConfigError,
+from albert_tf.config import ConfigError
+from albert_tf.config_schema import (
     apply_overrides,
     dataclass_from_mapping,
     load_yaml_mapping,

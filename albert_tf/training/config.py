@@ -25,10 +25,8 @@ import re
 from typing import Any, Mapping, Sequence
 
 from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-from albert_tf.config import (
-    SENTENCE_OBJECTIVES,
-    AlbertConfig,
-    ConfigError,
+from albert_tf.config import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
+from albert_tf.config_schema import (
     apply_overrides,
     dataclass_from_mapping,
     load_yaml_mapping,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.config import require, require_positive
+from albert_tf.config_schema import require, require_positive
 from albert_tf.precision import PRECISION_POLICIES
 
 
