@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import tf_keras
 
 from albert_experiments.curves import run_curves
-from albert_experiments.data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RESULT_FILE, write_report
 from albert_experiments.spec import (
     DownstreamSpec,
@@ -27,7 +27,7 @@ from albert_experiments.spec import (
     VariantSpec,
     deep_merge,
 )
-from albert_tf.checkpoints.native import load_pretrainer
+from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.finetuning.config import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task

@@ -25,7 +25,7 @@ sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _
 import numpy as np  # noqa: E402
 
 from albert_tf.checkpoints.huggingface import load_huggingface, save_huggingface  # noqa: E402
-from albert_tf.checkpoints.native import load_pretrainer, save_model_folder  # noqa: E402
+from albert_tf.checkpoints.model_folder import load_pretrainer, save_model_folder  # noqa: E402
 from albert_tf.checkpoints.original import (  # noqa: E402
     build_model,
     load_original,

@@ -13,7 +13,7 @@ offsets, windows; `squad_postprocess.predict_answers` on random logits). Without
 Train step: an `AlbertClassifier` with AdamW, XLA on, batches of `--batch_size` whose rows
 hold `--text_length` tokens (GLUE sentence pairs are mostly under 64 pieces): once padded to
 `--max_seq_length` (512, as the paper's GLUE recipes and the original code run them), once
-cut to the batch's longest row rounded up to 16, as `albert_tf.finetuning.data` does. Model
+cut to the batch's longest row rounded up to 16, as `albert_tf.finetuning.datasets` does. Model
 FLOPs come from `albert_tf.flops` (encoder forward x 3); utilisation is over a float32
 matmul peak measured in the same run. Prints a table and writes JSON to
 `benchmarks/results/finetune-<host>.json`.
@@ -39,15 +39,15 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
+from albert_tf.downstream import squad, squad_postprocess  # noqa: E402
+from albert_tf.downstream.examples import SquadExample, TextExample  # noqa: E402
 from albert_tf.finetuning.config import load_finetune_config  # noqa: E402
-from albert_tf.finetuning.data import trim_to_longest  # noqa: E402
+from albert_tf.finetuning.datasets import trim_to_longest  # noqa: E402
 from albert_tf.finetuning.tasks import get_task  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.models.task_models import AlbertClassifier  # noqa: E402
 from albert_tf.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
-from albert_tf.tasks import squad, squad_postprocess  # noqa: E402
-from albert_tf.tasks.examples import SquadExample, TextExample  # noqa: E402
 from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 

@@ -65,7 +65,7 @@ def test_keras_hub_loads_the_preset_with_our_outputs_and_it_reads_back_exactly(
         encoder, released_style_model, tmp_path, capsys):
     import sentencepiece as spm
 
-    from albert_tf.checkpoints.native import save_model_folder
+    from albert_tf.checkpoints.model_folder import save_model_folder
 
     ours, preset, back = (str(tmp_path / name) for name in ("ours", "preset", "back"))
     save_model_folder(encoder, ours, global_step=7, spm_model=released_style_model)

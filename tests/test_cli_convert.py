@@ -9,7 +9,7 @@ import tensorflow as tf
 import yaml
 
 from albert_tf.checkpoints import CheckpointError
-from albert_tf.checkpoints.native import load_encoder, load_pretrainer
+from albert_tf.checkpoints.model_folder import load_encoder, load_pretrainer
 from albert_tf.checkpoints.original import original_arrays
 from albert_tf.checkpoints.reading import read_arrays, resolve_checkpoint
 from albert_tf.cli.convert import main

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.checkpoints.native import save_model_folder
+from albert_tf.checkpoints.model_folder import save_model_folder
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
 from albert_tf.config import AlbertConfig

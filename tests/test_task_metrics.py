@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from albert_tf.tasks.metrics import (
+from albert_tf.downstream.metrics import (
     accuracy,
     average_ranks,
     f1_score,
@@ -172,7 +172,7 @@ def test_two_dimensional_inputs_are_refused():
 
 def test_metric_modules_do_not_import_tensorflow():
     # A fresh interpreter: this test session has TensorFlow loaded already (conftest).
-    code = ("import sys, albert_tf.tasks.metrics, albert_tf.tasks.squad_evaluation; "
+    code = ("import sys, albert_tf.downstream.metrics, albert_tf.downstream.squad_evaluation; "
             "sys.exit('tensorflow' in sys.modules)")
     repository = pathlib.Path(__file__).resolve().parents[1]
     assert subprocess.run([sys.executable, "-c", code], cwd=repository).returncode == 0

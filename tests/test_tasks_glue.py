@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from albert_tf.tasks import glue
-from albert_tf.tasks.examples import TaskDataError, TextExample
-from albert_tf.tasks.glue import (
+from albert_tf.downstream import glue
+from albert_tf.downstream.examples import TaskDataError, TextExample
+from albert_tf.downstream.glue import (
     GLUE_TASKS,
     available_splits,
     get_glue_task,

@@ -301,7 +301,7 @@ def test_a_run_writes_to_a_remote_model_dir(shards):
     assert result.checkpoint == "ram://albert_run/checkpoints/ckpt-4"
     assert tf.io.gfile.exists("ram://albert_run/config.yaml")
     assert json.loads(tf.io.gfile.GFile("ram://albert_run/eval_results.json").read())["step"] == 4
-    from albert_tf.checkpoints.native import load_pretrainer
+    from albert_tf.checkpoints.model_folder import load_pretrainer
     model, config, checkpoint = load_pretrainer("ram://albert_run")
     assert checkpoint == result.checkpoint and config.train.train_steps == 4
 

@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, Sequence
 
-from albert_tf.checkpoints import huggingface, keras_hub, model_garden, native, original
+from albert_tf.checkpoints import huggingface, keras_hub, model_folder, model_garden, original
 from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS, TARGET_FORMATS
 from albert_tf.checkpoints.original_config import translate_original_config
 from albert_tf.checkpoints.reading import CheckpointError, containing_folder
@@ -98,12 +98,12 @@ def load_model(source_format: str, path: str, config: AlbertConfig | None = None
 
 
 def _load_ours(model_dir: str, checkpoint: str | None):
-    facts = native.conversion_facts(model_dir)
+    facts = model_folder.conversion_facts(model_dir)
     if facts.get("masked_lm_head", True):
-        model, run_config, path = native.load_pretrainer(model_dir, checkpoint)
+        model, run_config, path = model_folder.load_pretrainer(model_dir, checkpoint)
     else:
-        model, run_config, path = native.load_encoder(model_dir, checkpoint)
-    spm, _ = native.folder_tokenizer(model_dir)
+        model, run_config, path = model_folder.load_encoder(model_dir, checkpoint)
+    spm, _ = model_folder.folder_tokenizer(model_dir)
     return model, run_config.model, checkpoint_step(path), spm
 
 
@@ -115,7 +115,7 @@ def save_model(loaded: LoadedModel, target_format: str, output_dir: str,
     if target_format == "ours":
         facts = {"source": loaded.source, "source_format": loaded.source_format,
                  "lower_case": lower_case}
-        return native.save_model_folder(loaded.model, output_dir, loaded.global_step, facts,
+        return model_folder.save_model_folder(loaded.model, output_dir, loaded.global_step, facts,
                                         spm)
     if target_format == "original":
         return original.save_original(loaded.model, output_dir, loaded.global_step, spm)

@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
 
-    from albert_tf.checkpoints.native import load_pretrainer
+    from albert_tf.checkpoints.model_folder import load_pretrainer
     from albert_tf.data.validation import DataError
     from albert_tf.training.collapse import collapse_warning
     from albert_tf.training.evaluation import evaluate_files, spread_on_files, table6_row

@@ -65,7 +65,7 @@ def _source(args):
     """(path, checkpoint) for `load_model`: a ckpt-N path of ours names its model folder."""
     if args.source_format != "ours":
         return args.checkpoint, None
-    from albert_tf.checkpoints.native import split_checkpoint_path
+    from albert_tf.checkpoints.model_folder import split_checkpoint_path
 
     return split_checkpoint_path(args.checkpoint)
 
@@ -73,7 +73,7 @@ def _source(args):
 def _default_max_seq_length(args, path: str, max_positions: int) -> int:
     length = 512
     if args.source_format == "ours":
-        from albert_tf.checkpoints.native import load_run_config
+        from albert_tf.checkpoints.model_folder import load_run_config
 
         length = load_run_config(path).data.max_seq_length
     return min(length, max_positions)
@@ -82,7 +82,7 @@ def _default_max_seq_length(args, path: str, max_positions: int) -> int:
 def _load_source(args):
     """(model, tokenizer path or None, lower_case, default max_seq_length, metadata)."""
     from albert_tf.checkpoints.convert import load_model, read_model_config
-    from albert_tf.checkpoints.native import folder_tokenizer
+    from albert_tf.checkpoints.model_folder import folder_tokenizer
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     path, checkpoint = _source(args)

@@ -31,8 +31,8 @@ from albert_tf.config_schema import (
     require_positive,
 )
 from albert_tf.distribution_config import DistributionConfig
+from albert_tf.downstream.glue_tasks import GLUE_TASKS
 from albert_tf.optimizer_config import OptimizerConfig
-from albert_tf.tasks.glue_tasks import GLUE_TASKS
 from albert_tf.training.loop_config import TrainingLoopConfig
 
 

@@ -39,7 +39,7 @@ class PretrainedEncoder:
 
 def _load(model: ModelSection):
     from albert_tf.checkpoints.convert import load_model, read_model_config
-    from albert_tf.checkpoints.native import folder_tokenizer, split_checkpoint_path
+    from albert_tf.checkpoints.model_folder import folder_tokenizer, split_checkpoint_path
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
 
     config = read_model_config(model.config) if model.config else None

@@ -33,7 +33,8 @@ from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import ConfigError
 from albert_tf.distribute import create_strategy
-from albert_tf.finetuning import data as task_data
+from albert_tf.downstream.examples import TaskDataError
+from albert_tf.finetuning import datasets as task_data
 from albert_tf.finetuning.callbacks import DevEvaluation, StopAtStep, read_best, weights_checkpoint
 from albert_tf.finetuning.config import FinetuneConfig
 from albert_tf.finetuning.feature_cache import (
@@ -47,7 +48,6 @@ from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
-from albert_tf.tasks.examples import TaskDataError
 from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.callbacks import TrainingScalars

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from albert_tf.downstream import glue, metrics, race, squad, squad_evaluation, squad_postprocess
+from albert_tf.downstream.examples import TaskDataError
 from albert_tf.finetuning.config import GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
@@ -25,8 +27,6 @@ from albert_tf.models.task_models import (
     AlbertMultipleChoice,
     AlbertSpanLabeler,
 )
-from albert_tf.tasks import glue, metrics, race, squad, squad_evaluation, squad_postprocess
-from albert_tf.tasks.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 
@@ -74,7 +74,7 @@ class FinetuneTask(abc.ABC):
 
     @abc.abstractmethod
     def read(self, split: str) -> list:
-        """The split's examples (`albert_tf.tasks.examples` records)."""
+        """The split's examples (`albert_tf.downstream.examples` records)."""
 
     @abc.abstractmethod
     def convert(self, examples: list, tokenizer: AlbertTokenizer,
@@ -106,7 +106,7 @@ class FinetuneTask(abc.ABC):
 
 
 class GlueTask(FinetuneTask):
-    """A GLUE task from its TSV folder (`albert_tf.tasks.glue`)."""
+    """A GLUE task from its TSV folder (`albert_tf.downstream.glue`)."""
 
     label_features = ("label",)
     writes_dev_predictions = False

@@ -39,7 +39,7 @@ def load_init_checkpoint(config: PretrainConfig):
     and checked against the run's model; None without one. Call it outside any strategy
     scope: the copy is only read from."""
     from albert_tf.checkpoints.convert import load_model
-    from albert_tf.checkpoints.native import split_checkpoint_path
+    from albert_tf.checkpoints.model_folder import split_checkpoint_path
 
     init = config.init
     if not init.checkpoint:

@@ -8,7 +8,7 @@ import os
 import types
 from typing import Mapping, Optional, Union
 
-from albert_tf.tasks.examples import TaskDataError
+from albert_tf.downstream.examples import TaskDataError
 
 
 def _frozen(mapping: dict) -> Mapping:
@@ -73,7 +73,7 @@ class GlueTask:
             empty for the regression task STS-B.
         labelled_layout: the columns of the train and dev files.
         test_layout: the columns of the unlabelled test files.
-        metrics: names of the scores the leaderboard reports, as in `albert_tf.tasks.metrics`.
+        metrics: names of the scores the leaderboard reports, as in `albert_tf.downstream.metrics`.
         submission_files: split -> the file name the leaderboard expects for its predictions.
         split_files: split -> file names relative to the task folder, tried in order.
         test_splits: the splits without labels.
