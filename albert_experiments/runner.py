@@ -33,7 +33,7 @@ from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task
 from albert_tf.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.tokenizer import Tokenizer
+from albert_tf.text.tokenizer import SentencePieceTokenizer
 from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.training.evaluation import evaluate_files, table6_row
 from albert_tf.training.trainer import run_pretraining
@@ -74,7 +74,7 @@ def _prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: Experimen
         spec, variant, os.path.join(work_dir, variant.name),
         [data.train_shards(variant.corpus_sources, objective, variant.shard_changes)],
         [data.heldout_shards("sop" if objective == "none" else objective)],
-        Tokenizer(data.spm_model()).vocab_size)
+        SentencePieceTokenizer(data.spm_model()).vocab_size)
 
 
 def _what_it_computes(spec: ExperimentSpec, variant: VariantSpec,

@@ -24,7 +24,7 @@ import sentencepiece as spm
 
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.sentencepiece_proto import without_dummy_prefix
-from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, Tokenizer
+from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, SentencePieceTokenizer
 
 MASK_TEXT = "[MASK]"
 
@@ -42,7 +42,7 @@ class AlbertTokenizer:
     def __init__(self, spm_model: str | os.PathLike, lower_case: bool = True):
         self.spm_model = os.fspath(spm_model)
         self.lower_case = lower_case
-        self._tokenizer = Tokenizer(self.spm_model)  # checks the id layout
+        self._tokenizer = SentencePieceTokenizer(self.spm_model)  # checks the id layout
         self._continuation = None  # built on first use: encodes text that continues a word
 
     @property
@@ -50,7 +50,7 @@ class AlbertTokenizer:
         return self._tokenizer.vocab_size
 
     @property
-    def piece_model(self) -> Tokenizer:
+    def piece_model(self) -> SentencePieceTokenizer:
         """The loaded SentencePiece model with the digit-comma rule (`albert_tf.text.tokenizer`),
         for callers that need more than ids, e.g. piece offsets for SQuAD answer spans."""
         return self._tokenizer

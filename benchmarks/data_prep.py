@@ -115,14 +115,14 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
 
     from albert_tf.text.options import DataPrepOptions
     from albert_tf.text.statistics import ExampleStatistics, InputReport
-    from albert_tf.text.tokenizer import Tokenizer
+    from albert_tf.text.tokenizer import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
     from data_prep.instances import document_pairs
     from data_prep.shard import ShardBuilder
 
     options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
                               max_predictions_per_seq=args.max_predictions_per_seq)
-    builder = ShardBuilder(options, Tokenizer(model))
+    builder = ShardBuilder(options, SentencePieceTokenizer(model))
     (whole,) = plan_parts(expand_inputs([corpus]), 1)
     rng, generator, stats, seconds = random.Random(0), np.random.default_rng(0), \
         ExampleStatistics(), {}
@@ -167,13 +167,13 @@ def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
     import pstats
 
     from albert_tf.text.options import DataPrepOptions
-    from albert_tf.text.tokenizer import Tokenizer
+    from albert_tf.text.tokenizer import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts
     from data_prep.shard import ShardBuilder
 
     options = DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
                               max_predictions_per_seq=args.max_predictions_per_seq)
-    builder = ShardBuilder(options, Tokenizer(model))
+    builder = ShardBuilder(options, SentencePieceTokenizer(model))
     (whole,) = plan_parts(expand_inputs([corpus]), 1)
     profiler = cProfile.Profile()
     records, _ = profiler.runcall(builder.build, whole)

@@ -43,7 +43,7 @@ from albert_tf.export import ExportOptions, export_saved_model, load_saved_model
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
 from albert_tf.presets import load_preset  # noqa: E402
 from albert_tf.text.normalize import normalize_text  # noqa: E402
-from albert_tf.text.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
+from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 
 sys.path.append(_HERE)
@@ -93,7 +93,8 @@ def latencies(function, requests: int, warmup: int, **inputs) -> np.ndarray:
 
 def measure(preset: str, spm_model: str, texts: list[str], jit_compile: bool, folder: str,
             requests: dict[int, int], peak_flops: float, seq_length: int) -> list[dict]:
-    config = dataclasses.replace(load_preset(preset), vocab_size=Tokenizer(spm_model).vocab_size)
+    vocab_size = SentencePieceTokenizer(spm_model).vocab_size
+    config = dataclasses.replace(load_preset(preset), vocab_size=vocab_size)
     model = build_model(config, masked_lm=False, sentence_objective="none")
     output = os.path.join(folder, f"{preset}-{'xla' if jit_compile else 'plain'}")
     start = time.perf_counter()

@@ -15,7 +15,7 @@ import numpy as np
 
 from albert_tf.text import files
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tokenizer import MASK_ID, Tokenizer
+from albert_tf.text.tokenizer import MASK_ID, SentencePieceTokenizer
 
 
 class RecordStatistics:
@@ -60,7 +60,7 @@ def read_examples(shard: str, max_seq_length: int, max_predictions: int):
         yield {name: tensor.numpy() for name, tensor in decoded.items()}
 
 
-def render_example(example: dict[str, np.ndarray], tokenizer: Tokenizer) -> str:
+def render_example(example: dict[str, np.ndarray], tokenizer: SentencePieceTokenizer) -> str:
     """Pieces of one example with each masked position shown as `shown<-original`."""
     length = int(example["input_mask"].sum())
     ids = example["input_word_ids"][:length]
@@ -90,7 +90,7 @@ def inspect_shard(shard: str, count: int, spm_model: str | None = None,
     if not (max_seq_length and max_predictions and spm_model):
         raise ValueError(f"{shard}: no manifest.json or build.json beside it; pass "
                          "--spm_model, --max_seq_length and --max_predictions_per_seq")
-    tokenizer = Tokenizer(spm_model)
+    tokenizer = SentencePieceTokenizer(spm_model)
     stats = RecordStatistics()
     lines = []
     for index, example in enumerate(read_examples(shard, max_seq_length, max_predictions)):

@@ -18,7 +18,7 @@ from albert_tf.text import files
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
 from albert_tf.text.tfrecord import write_records
-from albert_tf.text.tokenizer import Tokenizer, train_sentencepiece
+from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece
 from data_prep import manifest as manifest_files
 from data_prep.corpus import Source, expand_inputs, plan_parts, read_documents
 from data_prep.shard import ShardBuilder
@@ -45,7 +45,7 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
     if num_shards < 0:
         raise DataPrepError(f"option num_shards must be >= 0 (0 = automatic), got {num_shards}")
     spm_model = spm_model if files.is_remote(spm_model) else os.path.abspath(spm_model)
-    tokenizer = Tokenizer(spm_model)
+    tokenizer = SentencePieceTokenizer(spm_model)
     _planned_tokenizers[tokenizer.checksum] = tokenizer  # an in-process build reuses it
     parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
@@ -114,9 +114,9 @@ def _run(plan, todo, num_workers):
 
 
 def shard_builder_for(plan: manifest_files.BuildPlan,
-                      tokenizer: Tokenizer | None = None) -> ShardBuilder:
+                      tokenizer: SentencePieceTokenizer | None = None) -> ShardBuilder:
     """The builder a worker uses for `plan`, with the tokenizer the plan was made with."""
-    tokenizer = tokenizer or Tokenizer(plan.tokenizer_path)
+    tokenizer = tokenizer or SentencePieceTokenizer(plan.tokenizer_path)
     if tokenizer.checksum != plan.tokenizer_checksum:
         raise DataPrepError(f"{plan.tokenizer_path} changed since the build was planned")
     return ShardBuilder(plan.options, tokenizer)
@@ -132,10 +132,11 @@ def build_and_record_shard(plan: manifest_files.BuildPlan, builder: ShardBuilder
 
 
 _worker: dict = {}
-_planned_tokenizers: dict[str, Tokenizer] = {}
+_planned_tokenizers: dict[str, SentencePieceTokenizer] = {}
 
 
-def _start_worker(plan: manifest_files.BuildPlan, tokenizer: Tokenizer | None = None) -> None:
+def _start_worker(plan: manifest_files.BuildPlan,
+                  tokenizer: SentencePieceTokenizer | None = None) -> None:
     _worker.update(plan=plan, builder=shard_builder_for(plan, tokenizer))
 
 

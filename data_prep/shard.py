@@ -20,7 +20,7 @@ import numpy as np
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
-from albert_tf.text.tokenizer import Tokenizer
+from albert_tf.text.tokenizer import SentencePieceTokenizer
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
 from data_prep.instances import SegmentPair, document_pairs
@@ -38,7 +38,7 @@ def shard_seed(random_seed: int, shard_index: int) -> int:
 class ShardBuilder:
     """Turns parts into shuffled, serialized examples; build one per process and reuse it."""
 
-    def __init__(self, options: DataPrepOptions, tokenizer: Tokenizer):
+    def __init__(self, options: DataPrepOptions, tokenizer: SentencePieceTokenizer):
         self.options = options
         self.tokenizer = tokenizer
         self.masker = TokenMasker(options, tokenizer.vocabulary)

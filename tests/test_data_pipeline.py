@@ -8,7 +8,7 @@ import pytest
 import sentencepiece as spm
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
-from albert_tf.text.tokenizer import SPECIAL_PIECES, Tokenizer, train_sentencepiece
+from albert_tf.text.tokenizer import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
 from data_helpers import english_like_text
 from data_prep import pipeline
 from data_prep.cli import main
@@ -51,7 +51,7 @@ def reference(corpus, spm_model, tmp_path_factory):
 
 
 def test_trained_tokenizer_has_the_albert_layout(spm_model):
-    tokenizer = Tokenizer(spm_model)
+    tokenizer = SentencePieceTokenizer(spm_model)
     assert tokenizer.pieces(range(5)) == list(SPECIAL_PIECES)
     assert tokenizer.vocab_size == 200
     assert all(not tokenizer.vocabulary.word_start[i] or i < 5 or
@@ -71,10 +71,10 @@ def test_models_without_the_albert_layout_are_refused(tmp_path, corpus):
     path.write_bytes(model.getvalue())
     with pytest.raises(DataPrepError, match=r"plain.model: not an ALBERT SentencePiece model: "
                                             r"id 0 must be '<pad>' but is '<unk>'"):
-        Tokenizer(path)
+        SentencePieceTokenizer(path)
     (tmp_path / "junk.model").write_bytes(b"not a model")
     with pytest.raises(DataPrepError, match="junk.model: not a SentencePiece model"):
-        Tokenizer(tmp_path / "junk.model")
+        SentencePieceTokenizer(tmp_path / "junk.model")
 
 
 def test_manifest_lists_shards_counts_options_checksums_and_statistics(reference, spm_model):
@@ -83,7 +83,7 @@ def test_manifest_lists_shards_counts_options_checksums_and_statistics(reference
         [f"train-{i:05d}-of-00005.tfrecord" for i in range(5)]
     assert manifest["total_examples"] == sum(s["examples"] for s in manifest["shards"]) > 500
     assert manifest["options"] == OPTIONS.to_dict()
-    assert manifest["tokenizer"]["checksum"] == Tokenizer(spm_model).checksum
+    assert manifest["tokenizer"]["checksum"] == SentencePieceTokenizer(spm_model).checksum
     summary = manifest["statistics"]["summary"]
     assert abs(summary["masked_fraction_of_tokens"] - 0.15) < 0.01
     assert abs(summary["label_1_share"] - 0.5) < 0.05
@@ -305,4 +305,4 @@ def test_train_spm_on_a_capped_sample_is_deterministic(corpus, tmp_path):
     first = train_sentencepiece(iter(lines), str(tmp_path / "one"), 120, max_sentences=300)
     second = train_sentencepiece(iter(lines), str(tmp_path / "two"), 120, max_sentences=300)
     assert len(lines) > 300
-    assert Tokenizer(first).checksum == Tokenizer(second).checksum
+    assert SentencePieceTokenizer(first).checksum == SentencePieceTokenizer(second).checksum

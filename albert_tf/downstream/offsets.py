@@ -162,7 +162,8 @@ def _encode_as_proto(processor, text: str):
 
 
 def _split_digit_comma_spans(model, ids, begins, ends):
-    """Applies `Tokenizer.split_digit_commas` to pieces and their normalized-text spans."""
+    """Applies `SentencePieceTokenizer.split_digit_commas` to pieces and their
+    normalized-text spans."""
     table = np.stack([ids, begins, ends], axis=1)  # (num_pieces, 3)
     blocks, previous = [], 0
     for index in np.flatnonzero(np.isin(ids, list(model.digit_comma_ids))).tolist():

@@ -18,7 +18,7 @@ from albert_tf.preprocessing.normalization import (
 )
 from albert_tf.preprocessing.packing import column
 from albert_tf.text.sentencepiece_proto import without_dummy_prefix
-from albert_tf.text.tokenizer import MASK_ID, Tokenizer
+from albert_tf.text.tokenizer import MASK_ID, SentencePieceTokenizer
 from albert_tf.tokenization import MASK_TEXT
 
 BYTES_PER_POSITION = 128
@@ -56,7 +56,7 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         self.spm_model = os.fspath(spm_model)
         self.lower_case = lower_case
         self.max_input_bytes = max_input_bytes
-        python_tokenizer = Tokenizer(self.spm_model)  # checks the id layout
+        python_tokenizer = SentencePieceTokenizer(self.spm_model)  # checks the id layout
         self.vocab_size = python_tokenizer.vocab_size
         proto = python_tokenizer.processor.serialized_model_proto()
         self._sentencepiece = _sentencepiece_tokenizer(proto)
@@ -157,7 +157,7 @@ def _index_in_row(ragged: tf.RaggedTensor) -> tf.Tensor:
         tf.repeat(ragged.row_starts(), ragged.row_lengths())
 
 
-def _digit_comma_table(tokenizer: Tokenizer) -> tuple[np.ndarray, ...] | None:
+def _digit_comma_table(tokenizer: SentencePieceTokenizer) -> tuple[np.ndarray, ...] | None:
     """(starts, lengths, values): id i becomes values[starts[i]:starts[i] + lengths[i]];
     None when the vocabulary has no digit-comma pieces (then ids pass through)."""
     if not tokenizer.digit_comma_ids:

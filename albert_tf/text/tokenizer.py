@@ -44,7 +44,7 @@ class Vocabulary:
     ordinary_ids: np.ndarray
 
 
-class Tokenizer:
+class SentencePieceTokenizer:
     """A loaded SentencePiece model checked for the ALBERT layout.
 
     Args:
