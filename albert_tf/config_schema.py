@@ -145,6 +145,23 @@ def require(condition: bool, field: str, expected: str, value) -> None:
         raise ConfigError(f"field '{field}' must be {expected}, got {value!r}")
 
 
+def require_one_of(value, choices: Sequence, field: str) -> None:
+    """`require` that `value` is one of `choices` (listed in the message)."""
+    require(value in choices, field, f"one of {', '.join(map(str, choices))}", value)
+
+
+def require_patterns(patterns, field: str) -> None:
+    """`require` a list of regular expressions (not one string), each of which compiles."""
+    require(not isinstance(patterns, str), field, "a list of regular expressions", patterns)
+    for pattern in patterns:
+        require(isinstance(pattern, str), field, "a list of strings", pattern)
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(f"field '{field}': {pattern!r} is not a regular expression "
+                              f"({error})") from None
+
+
 def require_positive(section: str, instance, names: Sequence[str]) -> None:
     """`require` that each of `names` of `instance` is positive."""
     for name in names:

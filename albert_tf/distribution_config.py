@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from albert_tf.config import ConfigError
+from albert_tf.config_schema import require, require_one_of
 
 STRATEGIES = ("default", "cpu", "mirrored", "multi_worker", "tpu")
 
@@ -28,9 +28,7 @@ class DistributionConfig:
     all_reduce: str = ""
 
     def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ConfigError(f"field 'distribution.strategy' must be one of "
-                              f"{', '.join(STRATEGIES)}, got '{self.strategy}'")
-        if self.all_reduce not in ("", "nccl", "hierarchical_copy", "reduce_to_one"):
-            raise ConfigError(f"field 'distribution.all_reduce' must be nccl, "
-                              f"hierarchical_copy or reduce_to_one, got '{self.all_reduce}'")
+        require_one_of(self.strategy, STRATEGIES, "distribution.strategy")
+        require(self.all_reduce in ("", "nccl", "hierarchical_copy", "reduce_to_one"),
+                "distribution.all_reduce", "nccl, hierarchical_copy or reduce_to_one",
+                self.all_reduce)

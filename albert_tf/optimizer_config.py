@@ -4,11 +4,9 @@ configs load without it; `albert_tf.optimization` builds the optimizer)."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Sequence
 
-from albert_tf.config import ConfigError
-from albert_tf.config_schema import check_field_types
+from albert_tf.config_schema import check_field_types, require, require_one_of, require_patterns
 
 OPTIMIZER_TYPES = ("lamb", "adamw", "lamb_model_garden")
 DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
@@ -51,9 +49,8 @@ class OptimizerConfig:
 
     def __post_init__(self):
         check_field_types(self)
-        if isinstance(self.exclude_from_weight_decay, str):
-            raise ConfigError(f"field 'exclude_from_weight_decay' must be a list of patterns, "
-                              f"got the string {self.exclude_from_weight_decay!r}")
+        require(not isinstance(self.exclude_from_weight_decay, str),
+                "exclude_from_weight_decay", "a list of patterns", self.exclude_from_weight_decay)
         # YAML gives lists; a tuple keeps the frozen config hashable.
         object.__setattr__(self, "exclude_from_weight_decay",
                            tuple(self.exclude_from_weight_decay))
@@ -61,24 +58,11 @@ class OptimizerConfig:
 
     def validate(self) -> None:
         """Raises ConfigError naming the first invalid field."""
-        if self.type not in OPTIMIZER_TYPES:
-            raise ConfigError(f"field 'type' must be one of {', '.join(OPTIMIZER_TYPES)}, "
-                              f"got '{self.type}'")
+        require_one_of(self.type, OPTIMIZER_TYPES, "type")
         for name in ("learning_rate", "power", "epsilon"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"field '{name}' must be positive, got {getattr(self, name)}")
+            require(getattr(self, name) > 0, name, "positive", getattr(self, name))
         for name in ("warmup_steps", "end_learning_rate", "weight_decay", "clip_norm"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"field '{name}' must be >= 0, got {getattr(self, name)}")
+            require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
         for name in ("beta_1", "beta_2"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"field '{name}' must be in [0, 1), got {getattr(self, name)}")
-        for pattern in self.exclude_from_weight_decay:
-            if not isinstance(pattern, str):
-                raise ConfigError(f"field 'exclude_from_weight_decay' must hold strings, "
-                                  f"got {pattern!r}")
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ConfigError(f"field 'exclude_from_weight_decay': '{pattern}' is not a "
-                                  f"regular expression ({error})") from None
+            require(0.0 <= getattr(self, name) < 1.0, name, "in [0, 1)", getattr(self, name))
+        require_patterns(self.exclude_from_weight_decay, "exclude_from_weight_decay")

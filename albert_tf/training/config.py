@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import Any, Mapping, Sequence
 
 from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
@@ -32,6 +31,8 @@ from albert_tf.config_schema import (
     load_yaml_mapping,
     plain_dict,
     require,
+    require_one_of,
+    require_patterns,
     require_positive,
 )
 from albert_tf.distribution_config import DistributionConfig
@@ -142,22 +143,9 @@ class InitConfig:
     prior_examples: int = 20_000
 
     def __post_init__(self):
-        if self.checkpoint_format not in CHECKPOINT_FORMATS:
-            raise ConfigError(f"field 'init.checkpoint_format' must be one of "
-                              f"{', '.join(CHECKPOINT_FORMATS)}, "
-                              f"got '{self.checkpoint_format}'")
-        if isinstance(self.ignore, str):
-            raise ConfigError("field 'init.ignore' must be a list of regular expressions")
-        for pattern in self.ignore:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ConfigError(f"field 'init.ignore': {pattern!r} is not a regular "
-                                  f"expression ({error})") from None
-        if self.mlm_output_bias not in MLM_OUTPUT_BIAS_INITS:
-            raise ConfigError(f"field 'init.mlm_output_bias' must be one of "
-                              f"{', '.join(MLM_OUTPUT_BIAS_INITS)}, "
-                              f"got '{self.mlm_output_bias}'")
+        require_one_of(self.checkpoint_format, CHECKPOINT_FORMATS, "init.checkpoint_format")
+        require_patterns(self.ignore, "init.ignore")
+        require_one_of(self.mlm_output_bias, MLM_OUTPUT_BIAS_INITS, "init.mlm_output_bias")
         require_positive("init", self, ("prior_examples",))
 
 
@@ -193,10 +181,7 @@ class PretrainConfig:
     tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
 
     def __post_init__(self):
-        if self.sentence_objective not in SENTENCE_OBJECTIVES:
-            raise ConfigError(f"field 'sentence_objective' must be one of "
-                              f"{', '.join(SENTENCE_OBJECTIVES)}, "
-                              f"got '{self.sentence_objective}'")
+        require_one_of(self.sentence_objective, SENTENCE_OBJECTIVES, "sentence_objective")
         if self.data.max_seq_length > self.model.max_position_embeddings:
             raise ConfigError(f"field 'data.max_seq_length' ({self.data.max_seq_length}) "
                               f"exceeds model.max_position_embeddings "
