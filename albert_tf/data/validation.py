@@ -59,7 +59,7 @@ def check_pretraining_files(config, field: str = "data.train_files",
         if not matched:
             raise DataError(f"{field}: no files match {pattern!r}")
         for path in matched:
-            folder = _folder(path)
+            folder = shard_folder(path)
             if folder not in folders:
                 folders.add(folder)
                 _check_manifest(folder, config, field, prefix, model or {})
@@ -88,7 +88,8 @@ def shard_lengths(patterns, field: str = "files") -> tuple[int, int]:
                     f"{', '.join(repr(pattern) for pattern in patterns)}")
 
 
-def _folder(path: str) -> str:
+def shard_folder(path: str) -> str:
+    """The folder a shard is in (where its manifest is), local or remote."""
     return os.path.dirname(path if file_system.is_remote(path) else os.path.abspath(path))
 
 

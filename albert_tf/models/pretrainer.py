@@ -19,7 +19,7 @@ import tf_keras
 from albert_tf.config import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
 from albert_tf.layers.heads import MaskedLMHead, SentenceHead
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
-from albert_tf.models.training_step import StepModel, global_sum
+from albert_tf.models.training_step import StepModel, correct_predictions, global_sum
 
 MLM_WEIGHT_EPSILON = 1e-5  # the original's guard in the MLM loss denominator
 
@@ -45,12 +45,6 @@ def sentence_loss(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
     per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     batch_size = tf.cast(tf.shape(labels)[0], tf.float32)
     return tf.reduce_sum(per_example) / global_sum(batch_size)
-
-
-def _correct(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-    """1.0 where the arg-max of `logits` is `labels`, else 0.0."""
-    return tf.cast(tf.equal(tf.argmax(logits, -1, output_type=labels.dtype), labels),
-                   tf.float32)
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
@@ -151,14 +145,14 @@ class AlbertPretrainer(StepModel):
         logits, labels = outputs["mlm_logits"], features["masked_lm_ids"]
         weights = tf.cast(features["masked_lm_weights"], tf.float32)
         sums = {"mlm_nll": tf.reduce_sum(weights * masked_lm_nll(logits, labels)),
-                "mlm_correct": tf.reduce_sum(weights * _correct(logits, labels)),
+                "mlm_correct": tf.reduce_sum(weights * correct_predictions(logits, labels)),
                 "mlm_weight": tf.reduce_sum(weights)}
         if self.sentence_head is not None:
             logits = outputs["sentence_logits"]
             labels = tf.reshape(features["next_sentence_labels"], [-1])
             sums["sentence_nll"] = tf.reduce_sum(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-            sums["sentence_correct"] = tf.reduce_sum(_correct(logits, labels))
+            sums["sentence_correct"] = tf.reduce_sum(correct_predictions(logits, labels))
             sums["sentence_count"] = tf.cast(tf.shape(labels)[0], tf.float32)
         return sums
 

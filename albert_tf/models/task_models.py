@@ -22,7 +22,7 @@ import tf_keras
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.task_heads import AnswerabilitySpanHead, ClassificationHead, SpanHead
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
-from albert_tf.models.training_step import StepModel, global_sum
+from albert_tf.models.training_step import StepModel, correct_predictions, global_sum
 
 
 def _sparse_cross_entropy(labels, logits):
@@ -31,9 +31,7 @@ def _sparse_cross_entropy(labels, logits):
 
 
 def _correct(labels, logits):
-    predicted = tf.argmax(logits, -1, output_type=tf.int32)
-    return tf.cast(tf.equal(predicted, tf.cast(tf.reshape(labels, [-1]), tf.int32)),
-                   tf.float32)
+    return correct_predictions(logits, tf.reshape(labels, [-1]))
 
 
 class AlbertTaskModel(StepModel):

@@ -33,6 +33,13 @@ def global_sum(value: tf.Tensor) -> tf.Tensor:
     return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
+def correct_predictions(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+    """1.0 where the arg-max of `logits` (last axis) is `labels`, else 0.0 (labels of the
+    logits' leading shape, any integer dtype)."""
+    predicted = tf.argmax(logits, -1, output_type=tf.int32)
+    return tf.cast(tf.equal(predicted, tf.cast(labels, tf.int32)), tf.float32)
+
+
 class StepModel(tf_keras.Model):
     """A tf_keras model whose `train_step` and `test_step` are the package's (see the module
     docstring).

@@ -44,6 +44,11 @@ class Vocabulary:
     ordinary_ids: np.ndarray
 
 
+def model_checksum(proto: bytes) -> str:
+    """`sha256:<hex>` of a SentencePiece model file's bytes, as the manifests record it."""
+    return "sha256:" + hashlib.sha256(proto).hexdigest()
+
+
 class SentencePieceTokenizer:
     """A loaded SentencePiece model checked for the ALBERT layout.
 
@@ -59,7 +64,7 @@ class SentencePieceTokenizer:
         except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
             reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
             raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") from None
-        self.checksum = "sha256:" + hashlib.sha256(proto).hexdigest()
+        self.checksum = model_checksum(proto)
         self.processor = spm.SentencePieceProcessor()
         try:
             self.processor.LoadFromSerializedProto(proto)

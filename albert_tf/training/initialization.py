@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from albert_tf.checkpoints.convert import load_model
+from albert_tf.checkpoints.model_folder import split_checkpoint_path
+from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.data.target_frequencies import log_prior, masked_target_counts
 from albert_tf.models.pretrainer import AlbertPretrainer
@@ -38,9 +41,6 @@ def load_init_checkpoint(config: PretrainConfig):
     """The model `config.init.checkpoint` holds (a `checkpoints.convert.LoadedModel`), read
     and checked against the run's model; None without one. Call it outside any strategy
     scope: the copy is only read from."""
-    from albert_tf.checkpoints.convert import load_model
-    from albert_tf.checkpoints.model_folder import split_checkpoint_path
-
     init = config.init
     if not init.checkpoint:
         return None
@@ -68,8 +68,6 @@ def initialize_pretrainer(model: AlbertPretrainer, config: PretrainConfig,
     to the log prior of the targets in the first `init.prior_examples` examples of
     `train_files`, unless the checkpoint supplied the bias.
     """
-    from albert_tf.checkpoints.transfer import copy_weights
-
     done = []
     copied: list[str] = []
     if loaded is not None:

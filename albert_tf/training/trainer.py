@@ -25,7 +25,6 @@ exists is not trained again.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 
@@ -36,7 +35,12 @@ import yaml
 
 from albert_tf.config import ConfigError
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
-from albert_tf.data.validation import DataError, check_pretraining_files, read_shard_manifest
+from albert_tf.data.validation import (
+    DataError,
+    check_pretraining_files,
+    read_shard_manifest,
+    shard_folder,
+)
 from albert_tf.distribute import create_strategy, is_chief, xla_supported
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.optimization import create_optimizer
@@ -45,6 +49,7 @@ from albert_tf.run_folder import checkpoint_step, run_folders
 from albert_tf.text import files as file_system
 from albert_tf.text.features import MANIFEST
 from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.tokenizer import model_checksum
 from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
@@ -210,8 +215,7 @@ def carry_tokenizer(config: PretrainConfig, train_files: list[str],
         DataError: `config.tokenizer` names another checksum or lower-casing than the
             shards' manifest.
     """
-    folder = os.path.dirname(train_files[0] if file_system.is_remote(train_files[0])
-                             else os.path.abspath(train_files[0]))
+    folder = shard_folder(train_files[0])
     manifest = read_shard_manifest(folder, "data.train_files") or {}
     recorded = manifest.get("tokenizer", {})
     given = config.tokenizer
@@ -233,7 +237,7 @@ def carry_tokenizer(config: PretrainConfig, train_files: list[str],
         return dataclasses.replace(config, tokenizer=TokenizerConfig(
             source, checksum or "", lower_case))
     data = file_system.read_bytes(source)
-    found = "sha256:" + hashlib.sha256(data).hexdigest()
+    found = model_checksum(data)
     if checksum and found != checksum:
         raise DataError(f"{source}: its checksum is {found}, but {where} records {checksum} "
                         f"for the shards' tokenizer; the file changed after the build")
@@ -269,8 +273,9 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     if is_chief(strategy):
         save_run_config(config)
     tf_keras.utils.set_random_seed(config.train.seed)
-    fresh_start = (tf.train.latest_checkpoint(folders["checkpoints"]) is None
-                   and not backup_step(folders["backup"], config.train.steps_per_epoch))
+    latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
+    fresh_start = latest is None and not start_step
     init_model = load_init_checkpoint(config) if fresh_start else None
     with precision_policy(config.train.precision):
         with strategy.scope():
@@ -283,18 +288,20 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
-        return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders)
+        return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
+                                 latest, start_step)
 
 
-def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders):
-    latest = tf.train.latest_checkpoint(folders["checkpoints"])
+def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders, latest,
+                      start_step):
+    """Trains from `start_step` (the backup's position), unless `latest`, the newest
+    checkpoint, is already the final step; then evaluates on `eval_files`."""
     eval_steps = _evaluation_steps(config, eval_files) if eval_files else None
     history: dict[str, list[float]] = {}
     if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
         print(f"albert-pretrain: {latest} is the final step; not training again")
         tf.train.Checkpoint(model=model).restore(latest).expect_partial()
     else:
-        start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
         if start_step:
             print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
         train_config = _data_config(config, train_files, True, start_step)
