@@ -22,6 +22,7 @@ import sys
 from typing import Sequence
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
                        ("params", "parameter counts of every variant's built model")):
         command = commands.add_parser(name, help=text)
         command.add_argument("experiment", help="an experiments/*.yaml file")
+        add_verbose_flag(command)
         command.add_argument("--scale", default="mini",
                              help="a scale the file defines: paper, mini, ... (default: mini)")
         command.add_argument("--override", action="append", default=[],
@@ -84,6 +86,11 @@ def _print_parameters(spec) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args, argv)
+
+
+def _run(args, argv: list[str]) -> int:
     from albert_experiments.spec import load_experiment
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError

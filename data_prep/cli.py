@@ -14,6 +14,7 @@ import json
 import os
 import sys
 
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 from albert_tf.text.options import (
     SENTENCE_OBJECTIVES,
     SINGLE_SENTENCE_CHUNKS,
@@ -43,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_train_spm_command(commands)
     _add_build_command(commands)
     _add_inspect_command(commands)
+    for command in commands.choices.values():
+        add_verbose_flag(command)
     return parser
 
 
@@ -204,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect,
                "corpus": _corpus}[args.command]
     try:
-        command(args)
+        with quiet_tensorflow(args.verbose):
+            command(args)
     except DataPrepError as error:
         print(f"albert-data {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -11,9 +11,13 @@ the rest. Then:
 - `none`: A and B stay in order (label 0).
 
 Two departures from the original code, both fixes:
-- A chunk of a single sentence is split inside that sentence (at a random piece) instead of
-  drawing B from another document; the original does the latter even in SOP mode, so 11% of
-  its "SOP" examples are NSP negatives and its labels are 55/45. One-piece chunks are skipped.
+- A chunk of a single sentence is split inside that sentence instead of drawing B from
+  another document; the original does the latter even in SOP mode, so 11% of its "SOP"
+  examples are NSP negatives and its labels are 55/45. The cut falls at a word start (a piece
+  after a space), uniformly among those that leave each side at least
+  min(MIN_SIDE_WORDS, words // 2) words: a cut at a piece inside a word or before a final
+  full stop would make a pair whose order a lone piece gives away. One-word chunks are
+  skipped.
 - The target length is drawn again for every chunk, so about `short_seq_prob` of the examples
   (not of the documents) aim short, as the BERT paper describes the 10%.
 
@@ -32,6 +36,10 @@ from albert_tf.text.statistics import ExampleStatistics
 
 Document = list[list[int]]  # sentences of piece ids
 
+# A one-sentence chunk is cut so that each side keeps at least this many words (or half the
+# sentence's words, when it has fewer than twice this many).
+MIN_SIDE_WORDS = 3
+
 
 @dataclasses.dataclass(slots=True)
 class SegmentPair:
@@ -48,8 +56,14 @@ class SegmentPair:
 
 
 def document_pairs(documents: list[Document], index: int, options: DataPrepOptions,
-                   rng: random.Random, stats: ExampleStatistics) -> list[SegmentPair]:
-    """All segment pairs of `documents[index]` for one pass (one dupe) over it."""
+                   rng: random.Random, stats: ExampleStatistics,
+                   space_before: bytes | None = None) -> list[SegmentPair]:
+    """All segment pairs of `documents[index]` for one pass (one dupe) over it.
+
+    `space_before[id]` is 1 for the pieces that follow a space (the tokenizer's table): the
+    only places a one-sentence chunk is cut. None treats every piece as a word (documents of
+    bare ids, in tests).
+    """
     document = documents[index]
     pairs = []
     chunk: list[list[int]] = []
@@ -61,7 +75,7 @@ def document_pairs(documents: list[Document], index: int, options: DataPrepOptio
         chunk_length += len(document[position])
         if position == len(document) - 1 or chunk_length >= target:
             pair, put_back = _pair_from_chunk(chunk, documents, index, target, options, rng,
-                                              stats)
+                                              stats, space_before)
             if pair is not None:
                 _trim_pair(pair, options.max_tokens_per_pair, rng)
                 pair.short_target = short
@@ -88,7 +102,7 @@ def uniform_int(rng: random.Random, low: int, high: int) -> int:
     return low + int(rng.random() * (high - low + 1))
 
 
-def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
+def _pair_from_chunk(chunk, documents, index, target, options, rng, stats, space_before):
     """Returns (pair or None, number of chunk sentences to put back into the document)."""
     if len(chunk) == 1 and options.single_sentence_chunks == "random_next" \
             and len(documents) > 1:
@@ -98,10 +112,10 @@ def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
                            1), 0
     if len(chunk) == 1:
         sentence = chunk[0]
-        if len(sentence) < 2:
+        cut = sentence_cut(sentence, space_before, rng)
+        if cut is None:
             stats.chunks_skipped += 1
             return None, 0
-        cut = uniform_int(rng, 1, len(sentence) - 1)
         first, second, unused = sentence[:cut], sentence[cut:], 0
         stats.single_sentence_chunks_split += 1
     else:
@@ -118,6 +132,29 @@ def _pair_from_chunk(chunk, documents, index, target, options, rng, stats):
                                1), unused
         stats.nsp_without_other_document += 1
     return SegmentPair(first, second, 0), 0
+
+
+def sentence_cut(sentence: list[int], space_before: bytes | None,
+                 rng: random.Random) -> int | None:
+    """Where a one-sentence chunk is cut into A and B: the index of a word's first piece,
+    uniform among the words k with min(MIN_SIDE_WORDS, words // 2) <= k <= words - that.
+    None for a sentence of one word.
+
+    >>> rng = random.Random(0)  # seven one-piece words: each side keeps at least three
+    >>> sorted({sentence_cut([7, 8, 9, 10, 11, 12, 13], None, rng) for _ in range(50)})
+    [3, 4]
+    >>> sentence_cut([7, 8, 9], bytes([0] * 8 + [1, 0]), rng)  # two words: cut between
+    1
+    >>> sentence_cut([7, 8, 9], bytes(10), rng) is None  # one word of three pieces
+    True
+    """
+    starts = [position for position in range(1, len(sentence))
+              if space_before is None or space_before[sentence[position]]]
+    words = len(starts) + 1
+    if words < 2:
+        return None
+    keep = min(MIN_SIDE_WORDS, words // 2)
+    return starts[uniform_int(rng, keep, words - keep) - 1]
 
 
 def _random_next(documents, index, target_length, rng) -> list[int]:

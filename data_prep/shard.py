@@ -75,7 +75,7 @@ class ShardBuilder:
             for _ in range(self.options.dupe_factor):
                 for index in range(len(documents)):
                     pairs.extend(document_pairs(documents, index, self.options, rng,
-                                                stats.examples))
+                                                stats.examples, self.tokenizer.space_before))
                     if len(pairs) >= _MASK_BATCH:
                         records.extend(self.encode_pairs(pairs, masking_rng, stats.examples))
                         pairs = []

@@ -11,19 +11,20 @@ from scipy import stats as scipy_stats
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from data_helpers import document_bounds, unique_token_documents
-from data_prep.instances import document_pairs
+from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece
+from data_helpers import document_bounds, english_like_text, unique_token_documents
+from data_prep.instances import MIN_SIDE_WORDS, document_pairs
 
 SIGNIFICANCE = 0.001
 
 
-def all_pairs(documents, options, dupe=3, seed=0):
+def all_pairs(documents, options, dupe=3, seed=0, space_before=None):
     rng, stats = random.Random(seed), ExampleStatistics()
     pairs = []
     for _ in range(dupe):
         for index in range(len(documents)):
             pairs.extend((index, pair) for pair in
-                         document_pairs(documents, index, options, rng, stats))
+                         document_pairs(documents, index, options, rng, stats, space_before))
     return pairs, stats
 
 
@@ -94,6 +95,40 @@ def test_single_sentence_documents_are_split_not_mixed_with_other_documents():
         assert max(before) < min(after)
     labels = [pair.label for _, pair in pairs]
     assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+
+
+def test_one_sentence_chunks_are_cut_between_words_away_from_the_ends(tmp_path):
+    # Real text through a real tokenizer: one sentence of 1-16 words per document.
+    text = english_like_text(400, seed=4, sentences=(1, 1), words=(1, 16)).lower()
+    lines = [line for line in text.splitlines() if line]
+    tokenizer = SentencePieceTokenizer(train_sentencepiece(iter(lines), str(tmp_path / "spm"),
+                                                           vocab_size=200))
+    documents = [[ids] for ids in tokenizer.encode(lines)]
+    pairs, stats = all_pairs(documents, DataPrepOptions(max_seq_length=64), dupe=5,
+                             space_before=tokenizer.space_before)
+
+    def words(ids):
+        return 1 + sum(tokenizer.space_before[piece] for piece in ids[1:])
+
+    one_word = sum(words(document[0]) == 1 for document in documents)
+    assert one_word > 0 and stats.chunks_skipped == 5 * one_word
+    lone_pieces = 0
+    for index, pair in pairs:
+        sentence = documents[index][0]
+        before, after = (pair.first, pair.second) if pair.label == 0 else \
+            (pair.second, pair.first)
+        assert before + after == sentence  # short sentences: nothing trimmed
+        assert tokenizer.space_before[after[0]], "cut inside a word or before punctuation"
+        keep = min(MIN_SIDE_WORDS, words(sentence) // 2)
+        assert words(before) >= keep and words(after) >= keep
+        if min(len(before), len(after)) == 1:
+            lone_pieces += 1
+            assert words(sentence) <= 3  # longer sentences keep >= 2 words a side
+    # A side of one piece needs a sentence of 2-3 words and a one-piece word at the cut; the
+    # old rule (a cut at any piece) gives one in 2 / (pieces - 1) of all sentences.
+    old_rule = sum(2 / (len(document[0]) - 1) for document in documents
+                   if words(document[0]) > 1)
+    assert lone_pieces / len(pairs) < 0.5 * old_rule / (len(documents) - one_word)
 
 
 @pytest.mark.parametrize("objective", ["sop", "nsp"])

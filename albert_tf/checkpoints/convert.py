@@ -29,9 +29,6 @@ from albert_tf.config import AlbertConfig
 from albert_tf.presets import load_preset
 from albert_tf.run_folder import checkpoint_step
 
-SOURCES = CHECKPOINT_FORMATS
-TARGETS = TARGET_FORMATS
-
 
 @dataclasses.dataclass
 class LoadedModel:
@@ -93,7 +90,7 @@ def load_model(source_format: str, path: str, config: AlbertConfig | None = None
         step, spm = 0, _find_spm_model(path, [keras_hub.TOKENIZER_ASSET])
     else:
         raise CheckpointError(f"unknown source format '{source_format}' "
-                              f"(known: {', '.join(SOURCES)})")
+                              f"(known: {', '.join(CHECKPOINT_FORMATS)})")
     return LoadedModel(model, config, step, os.path.abspath(path), source_format, spm)
 
 
@@ -124,4 +121,4 @@ def save_model(loaded: LoadedModel, target_format: str, output_dir: str,
     if target_format == "keras_hub":
         return keras_hub.save_keras_hub(loaded.model, output_dir, spm)
     raise CheckpointError(f"unknown target format '{target_format}' "
-                          f"(known: {', '.join(TARGETS)})")
+                          f"(known: {', '.join(TARGET_FORMATS)})")

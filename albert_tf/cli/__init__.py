@@ -1,6 +1,4 @@
-"""Console entry points: thin wrappers that parse flags and call library code."""
+"""Console entry points: thin wrappers that parse flags and call library code.
 
-import os
-
-# TensorFlow's C++ INFO/WARNING lines (no GPU found, oneDNN notes) drown a CLI's output.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+Each hides TensorFlow's start-up chatter unless given `--verbose`
+(`albert_tf.text.console`)."""

@@ -23,17 +23,18 @@ import sys
 from typing import Sequence
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.convert import SOURCES, TARGETS
+    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS, TARGET_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-convert", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--from", dest="source_format", required=True, choices=SOURCES)
+    parser.add_argument("--from", dest="source_format", required=True, choices=CHECKPOINT_FORMATS)
     parser.add_argument("--input", required=True,
                         help="source folder, checkpoint prefix or weights file")
-    parser.add_argument("--to", dest="target_format", required=True, choices=TARGETS)
+    parser.add_argument("--to", dest="target_format", required=True, choices=TARGET_FORMATS)
     parser.add_argument("--output", required=True, help="a new (or empty) folder")
     parser.add_argument("--config", help="model config: a preset name, our YAML, an original "
                         "albert_config.json or a transformers config.json (default: the one "
@@ -48,11 +49,17 @@ def _parser() -> argparse.ArgumentParser:
                         help="the tokenizer keeps case (the released models are uncased)")
     parser.add_argument("--ignore", nargs="+", default=[], metavar="REGEX",
                         help="source variables to skip, e.g. a fine-tuned task head")
+    add_verbose_flag(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     from albert_tf.checkpoints.convert import load_model, read_model_config, save_model
     from albert_tf.checkpoints.reading import CheckpointError
 

@@ -19,6 +19,7 @@ import sys
 from typing import Sequence
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max_batches", type=int, default=None,
                         help="stop each set after this many batches (default: all)")
     parser.add_argument("--output", help="also write the results to this JSON file")
+    add_verbose_flag(parser)
     return parser
 
 
@@ -45,6 +47,11 @@ def _percent(value) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     sets = {task: getattr(args, f"{task}_files") for task in ("mlm", "nsp", "sop")}
     sets = {task: files for task, files in sets.items() if files}
     if not sets:

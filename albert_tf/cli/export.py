@@ -26,10 +26,11 @@ import sys
 from typing import Sequence
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.convert import SOURCES
+    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
     from albert_tf.precision import PRECISION_POLICIES
 
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint", required=True,
                         help="our model folder or one of its checkpoints/ckpt-N, or a source "
                         "in another --from format")
-    parser.add_argument("--from", dest="source_format", default="ours", choices=SOURCES)
+    parser.add_argument("--from", dest="source_format", default="ours", choices=CHECKPOINT_FORMATS)
     parser.add_argument("--config", help="model config for --from model_garden (or to "
                         "override the one beside the source)")
     parser.add_argument("--spm_model", help="the SentencePiece model the weights were trained "
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
                         "--jit_compile, else 1)")
     parser.add_argument("--encoder_only", action="store_true",
                         help="leave out the masked-LM head and fill_mask")
+    add_verbose_flag(parser)
     return parser
 
 
@@ -107,6 +109,11 @@ def _load_source(args):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.export import ExportError, ExportOptions, export_saved_model
     from albert_tf.precision import precision_policy

@@ -25,6 +25,7 @@ from typing import Sequence
 import yaml
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 # Flag -> config field, for the flags that set one field.
 _FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_checkpoint",
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="change one field, e.g. train.train_steps=100; may be repeated")
     parser.add_argument("--print_config", action="store_true",
                         help="print the resolved configuration and exit")
+    add_verbose_flag(parser)
     return parser
 
 
@@ -69,6 +71,11 @@ def _config_path(args) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     from albert_tf.finetuning.config import load_finetune_config
 
     fields = {field: getattr(args, flag) for flag, field in _FIELD_FLAGS.items()}

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.presets import load_preset, preset_names
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="build the real model and run one random batch through it")
     parser.add_argument("--batch_size", type=int, default=2)
     parser.add_argument("--seq_length", type=int, default=16)
+    add_verbose_flag(parser)
     return parser
 
 
@@ -56,6 +58,11 @@ def _run_forward(config: AlbertConfig, batch_size: int, seq_length: int) -> None
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     if args.list:
         print("\n".join(preset_names()))
         return 0

@@ -22,6 +22,7 @@ from typing import Sequence
 import yaml
 
 from albert_tf.config import ConfigError
+from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
                         "'^sentence_head/'")
     parser.add_argument("--print_config", action="store_true",
                         help="print the resolved configuration and exit without training")
+    add_verbose_flag(parser)
     return parser
 
 
@@ -65,6 +67,11 @@ def _init_overrides(args) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        return _run(args)
+
+
+def _run(args) -> int:
     from albert_tf.training.config import load_pretrain_config
 
     overrides = [*_init_overrides(args), *args.override]

@@ -72,6 +72,11 @@ class SentencePieceTokenizer:
             raise DataPrepError(f"{self.model_path}: not a SentencePiece model ({error})") from None
         _check_layout(self.processor, self.model_path)
         self.vocabulary = _vocabulary(self.processor)
+        # 1 for the pieces that follow a space (carry the word marker): where a sentence may
+        # be cut between words.
+        self.space_before = bytes(
+            self.processor.id_to_piece(piece_id).startswith(WORD_MARKER)
+            for piece_id in range(self.processor.get_piece_size()))
         self._digit_comma_ids = frozenset(
             piece_id for piece_id in range(self.processor.get_piece_size())
             if _is_digit_comma(self.processor.id_to_piece(piece_id)))
