@@ -212,6 +212,37 @@ def input_pipeline_rates(args, shards: str, vocab_size: int, batches: int = 60,
     return rates
 
 
+def inspect_rates(args, shards: str, single_records: int = 2000) -> dict:
+    """Records/s of `albert-data inspect`'s statistics pass over the largest shard (batched
+    decoding, numpy counts; TensorFlow's start-up and the first batch not counted), beside
+    the one-record-at-a-time eager decoding it replaced (over `single_records` records)."""
+    import glob
+
+    from albert_tf.text.features import decode_record
+    from data_prep.inspect_shards import RecordStatistics, read_batches
+
+    shard = max(glob.glob(os.path.join(shards, "*.tfrecord")), key=os.path.getsize)
+    batches = read_batches(shard, args.max_seq_length, args.max_predictions_per_seq)
+    stats = RecordStatistics()
+    stats.add(next(batches))
+    first, start = stats.counts.examples, time.perf_counter()
+    for batch in batches:
+        stats.add(batch)
+    batched = (stats.counts.examples - first) / (time.perf_counter() - start)
+
+    import tensorflow as tf
+    records = iter(tf.data.TFRecordDataset(shard).take(single_records + 10))
+    for _ in range(10):
+        decode_record(next(records), args.max_seq_length, args.max_predictions_per_seq)
+    start = time.perf_counter()
+    for record in records:
+        {name: tensor.numpy() for name, tensor in decode_record(
+            record, args.max_seq_length, args.max_predictions_per_seq).items()}
+    one_by_one = single_records / (time.perf_counter() - start)
+    return {"records": stats.counts.examples, "batched_records_per_second": batched,
+            "one_record_at_a_time_records_per_second": one_by_one}
+
+
 HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
           f"{'x original':>12}{'peak RSS MiB':>14}")
 
@@ -251,6 +282,7 @@ def main():
         breakdown = stage_breakdown(args, corpus_info["path"], model)
         reading = input_pipeline_rates(args, os.path.join(folder, f"out{rows[0]['workers']}"),
                                        args.vocab_size)
+        inspecting = inspect_rates(args, os.path.join(folder, f"out{rows[0]['workers']}"))
         hot = hot_functions(args, corpus_info["path"], model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
@@ -258,6 +290,9 @@ def main():
           ", ".join(f"{stage} {value:.1f}" for stage, value in breakdown.items()))
     print("training input pipeline over these shards (examples/s, batch 256): " +
           ", ".join(f"{name} {rate:,.0f}" for name, rate in reading.items()))
+    print(f"albert-data inspect statistics over a shard of {inspecting['records']:,} records: "
+          f"{inspecting['batched_records_per_second']:,.0f} records/s (one record at a time, "
+          f"as before: {inspecting['one_record_at_a_time_records_per_second']:,.0f})")
     print("hottest functions under cProfile (self microseconds per example; cProfile's own "
           "cost inflates Python calls): " + ", ".join(
               f"{row['function']} {row['self_us_per_example']:.1f}" for row in hot[:6]))
@@ -269,6 +304,7 @@ def main():
               "identical_across_workers": identical, "rows": rows,
               "microseconds_per_example_by_stage": breakdown,
               "profile_hot_functions": hot, "input_pipeline_examples_per_second": reading,
+              "inspect_statistics": inspecting,
               "timestamp": time.time()}
     print(f"wrote {common.write_result(result, 'data_prep', args.output)}")
 

@@ -71,8 +71,15 @@ def reading_line(result: dict) -> str:
     rates = result.get("input_pipeline_examples_per_second")
     if not rates:
         return ""
-    return ("\n\nThe training input pipeline reading these shards (batch 256): " + ", ".join(
+    line = ("\n\nThe training input pipeline reading these shards (batch 256): " + ", ".join(
         f"{name.replace('_', ' ')} {rate:,.0f} examples/s" for name, rate in rates.items()))
+    inspecting = result.get("inspect_statistics")
+    if inspecting:
+        line += (f". `albert-data inspect` statistics over a shard of "
+                 f"{inspecting['records']:,} records: "
+                 f"{inspecting['batched_records_per_second']:,.0f} records/s (decoding one "
+                 f"record at a time: {inspecting['one_record_at_a_time_records_per_second']:,.0f})")
+    return line
 
 
 def hot_functions_table(rows: list[dict]) -> str:

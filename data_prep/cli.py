@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -21,6 +20,8 @@ from albert_tf.text.options import (
     DataPrepError,
     DataPrepOptions,
 )
+from albert_tf.text.statistics import format_summary
+from data_prep.inspect_shards import DEFAULT_MAX_EXAMPLES
 
 _DEFAULTS = DataPrepOptions()
 
@@ -77,7 +78,8 @@ def _add_build_command(commands) -> None:
     _add_recipe_options(build)
     build.add_argument("--num_workers", type=int, default=1)
     build.add_argument("--num_shards", type=int, default=0,
-                       help="output shards (0: one per ~32 MB of input x dupe_factor)")
+                       help="output shards (0: one per ~32 MB of input x dupe_factor, at least "
+                            "one per worker; when resuming, the build's own count)")
     build.add_argument("--prefix", default="train", help="shard file name prefix")
     build.add_argument("--overwrite", action="store_true",
                        help="delete --output_dir first instead of resuming into it")
@@ -131,6 +133,12 @@ def _add_inspect_command(commands) -> None:
     show.add_argument("--max_seq_length", type=int, default=None,
                       help="default: from the manifest (give it for the original's files)")
     show.add_argument("--max_predictions_per_seq", type=int, default=None)
+    show.add_argument("--max_examples", type=int, default=DEFAULT_MAX_EXAMPLES,
+                      help="statistics over this many records from the start (default: "
+                           "%(default)s)")
+    show.add_argument("--all", action="store_true",
+                      help="statistics over every record of the shard (with a progress bar)")
+    show.add_argument("--no_progress", action="store_true")
 
 
 def _options(args) -> DataPrepOptions:
@@ -163,13 +171,25 @@ def _build(args) -> None:
     tfds_sources = [tfds_split(name, args.tfds_split, args.tfds_text_field, args.tfds_data_dir)
                     for name in args.tfds]
     plan = make_plan(args.input, args.output_dir, args.spm_model, _options(args),
-                     args.num_shards, tfds_sources, args.prefix)
+                     args.num_shards, tfds_sources, args.prefix, args.num_workers,
+                     resume=not args.overwrite)
+    if plan.num_shards < args.num_workers:
+        print(f"albert-data: note: {_count(plan.num_shards, 'shard')} for "
+              f"{args.num_workers} workers: a worker builds whole shards, so only "
+              f"{plan.num_shards} can work (--num_shards 0 makes at least one per worker)",
+              file=sys.stderr)
     manifest = build_shards(plan, args.num_workers, args.overwrite, not args.no_progress)
     statistics = manifest["statistics"]
     _print_problems(statistics["input_problems"], statistics["input_messages"])
-    print(f"wrote {manifest['total_examples']:,} examples in {plan.num_shards} shards to "
-          f"{plan.output_dir} (manifest.json)")
-    print(json.dumps(statistics["summary"], indent=1))
+    print(f"wrote {_count(manifest['total_examples'], 'example')} in "
+          f"{_count(plan.num_shards, 'shard')} to {plan.output_dir} (manifest.json has "
+          f"the details)")
+    print(format_summary({"examples": manifest["total_examples"], **statistics["summary"]},
+                         args.sentence_objective))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _print_problems(counts: dict, messages: list) -> None:
@@ -183,9 +203,14 @@ def _print_problems(counts: dict, messages: list) -> None:
 
 def _inspect(args) -> None:
     from data_prep.inspect_shards import inspect_shard
+    if args.max_examples < 1:
+        raise DataPrepError(f"option max_examples must be >= 1, got {args.max_examples}")
+    report = inspect_shard(args.shard, args.count, args.spm_model, args.max_seq_length,
+                           args.max_predictions_per_seq,
+                           None if args.all else args.max_examples, not args.no_progress)
     try:
-        print(inspect_shard(args.shard, args.count, args.spm_model, args.max_seq_length,
-                            args.max_predictions_per_seq))
+        for block in report:
+            print(block, flush=True)
     except ValueError as error:
         raise DataPrepError(str(error)) from None
 

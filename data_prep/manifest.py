@@ -84,15 +84,26 @@ def _write_json(path: str, data: dict) -> dict:
 def start_build(plan: BuildPlan) -> None:
     """Creates the output folder and its build.json, or checks an existing one matches."""
     files.makedirs(plan.output_dir)
-    path = os.path.join(plan.output_dir, BUILD_PLAN)
-    if files.exists(path):
-        existing = json.loads(files.read_bytes(path))
+    existing = _existing_plan(plan.output_dir)
+    if existing is not None:
         if existing.get("fingerprint") != plan.fingerprint():
             raise DataPrepError(
                 f"{plan.output_dir} holds shards of another build (different inputs, options, "
-                f"shard count or tokenizer; see {path}); use a new --output_dir or --overwrite")
+                f"shard count or tokenizer; see {os.path.join(plan.output_dir, BUILD_PLAN)}); "
+                f"use a new --output_dir or --overwrite")
         return
-    _write_json(path, plan.description() | {"fingerprint": plan.fingerprint()})
+    _write_json(os.path.join(plan.output_dir, BUILD_PLAN),
+                plan.description() | {"fingerprint": plan.fingerprint()})
+
+
+def _existing_plan(output_dir: str) -> dict | None:
+    path = os.path.join(output_dir, BUILD_PLAN)
+    return json.loads(files.read_bytes(path)) if files.exists(path) else None
+
+
+def planned_shard_count(output_dir: str) -> int | None:
+    """The shard count of the build planned in `output_dir` (its build.json), if any."""
+    return (_existing_plan(output_dir) or {}).get("num_shards")
 
 
 def sidecar_path(shard_path: str) -> str:

@@ -30,15 +30,23 @@ from data_prep.shard import ShardBuilder
 INPUT_BYTES_PER_SHARD = 32 << 20
 
 
-def default_num_shards(sources: Sequence[Source], dupe_factor: int) -> int:
+def default_num_shards(sources: Sequence[Source], dupe_factor: int, num_workers: int = 1) -> int:
+    """One shard per INPUT_BYTES_PER_SHARD of input times dupe_factor, and at least one per
+    worker (a worker builds whole shards, so fewer shards would leave workers idle)."""
     total = sum(source.size for source in sources)
-    return max(1, math.ceil(total * dupe_factor / INPUT_BYTES_PER_SHARD))
+    return max(num_workers, math.ceil(total * dupe_factor / INPUT_BYTES_PER_SHARD))
 
 
 def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: DataPrepOptions,
               num_shards: int = 0, tfds_sources: Sequence[Source] = (),
-              prefix: str = "train") -> manifest_files.BuildPlan:
-    """Resolves inputs and the tokenizer into a `BuildPlan` (checks everything up front)."""
+              prefix: str = "train", num_workers: int = 1,
+              resume: bool = True) -> manifest_files.BuildPlan:
+    """Resolves inputs and the tokenizer into a `BuildPlan` (checks everything up front).
+
+    `num_shards` 0 chooses the count: the one of the build already in `output_dir` when
+    resuming it (so a rerun with another worker count finds its shards), else
+    `default_num_shards`.
+    """
     sources = [*expand_inputs(list(inputs)), *tfds_sources]
     if not sources:
         raise DataPrepError("no inputs: pass text files or globs, or a TFDS dataset")
@@ -47,7 +55,9 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
     spm_model = spm_model if files.is_remote(spm_model) else os.path.abspath(spm_model)
     tokenizer = SentencePieceTokenizer(spm_model)
     _planned_tokenizers[tokenizer.checksum] = tokenizer  # an in-process build reuses it
-    parts = plan_parts(sources, num_shards or default_num_shards(sources, options.dupe_factor))
+    num_shards = (num_shards or (resume and manifest_files.planned_shard_count(output_dir))
+                  or default_num_shards(sources, options.dupe_factor, num_workers))
+    parts = plan_parts(sources, num_shards)
     return manifest_files.BuildPlan(output_dir, sources, parts, options, spm_model,
                                     tokenizer.checksum, tokenizer.vocab_size, prefix)
 

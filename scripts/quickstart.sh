@@ -9,33 +9,38 @@
 # Everything lands in ./quickstart/; running it again reuses finished steps (the pretraining
 # resumes or is left as it is). Extra arguments go to albert-pretrain, e.g.
 #   scripts/quickstart.sh --override train.train_steps=400
+# TensorFlow's start-up chatter (no GPU driver, XLA notices) is hidden; VERBOSE=1 shows it.
 set -euo pipefail
 # The commands of the venv the README's main command makes, else the ones on PATH.
 if [ -n "${ALBERT_BIN:-}" ]; then bin="$ALBERT_BIN"
 elif [ -x .venv/bin/albert-pretrain ]; then bin=.venv/bin
 else bin="$(dirname "$(command -v albert-pretrain)")"; fi
+python="$bin/python"; [ -x "$python" ] || python=python3
 out=quickstart
 mkdir -p "$out"
+verbose=(); if [ -n "${VERBOSE:-}" ]; then verbose=(--verbose); fi
 
 if [ ! -f "$out/corpus/train.txt" ]; then
   "$bin/albert-data" corpus --source stdlib-docstrings --output "$out/corpus/train.txt" \
-    --heldout_output "$out/corpus/heldout.txt" --heldout_every 20
+    --heldout_output "$out/corpus/heldout.txt" --heldout_every 20 "${verbose[@]}"
 fi
 if [ ! -f "$out/spm/albert.model" ]; then
   "$bin/albert-data" train-spm --input "$out/corpus/train.txt" --model_prefix "$out/spm/albert" \
-    --vocab_size 1000 --max_sentences 200000
+    --vocab_size 1000 --max_sentences 200000 "${verbose[@]}"
 fi
 build() {  # build <input> <output folder> <sentence objective> <dupe factor>
+  echo
   "$bin/albert-data" build --input "$1" --spm_model "$out/spm/albert.model" --output_dir "$2" \
     --sentence_objective "$3" --dupe_factor "$4" --max_seq_length 64 \
-    --max_predictions_per_seq 10 --num_shards 4 --num_workers 2 --no_progress
+    --max_predictions_per_seq 10 --num_shards 4 --num_workers 2 --no_progress "${verbose[@]}"
 }
 build "$out/corpus/train.txt" "$out/shards/train" sop 3
 build "$out/corpus/heldout.txt" "$out/shards/heldout_sop" sop 1
 build "$out/corpus/heldout.txt" "$out/shards/heldout_nsp" nsp 1
 
-"$bin/albert-pretrain" --config configs/pretrain/tiny_cpu.yaml "$@"
-"$bin/albert-eval" --model_dir "$out/run" \
+echo
+"$bin/albert-pretrain" --config configs/pretrain/tiny_cpu.yaml "${verbose[@]}" "$@"
+"$bin/albert-eval" --model_dir "$out/run" "${verbose[@]}" \
   --sop_files "$out/shards/heldout_sop/*.tfrecord" \
   --nsp_files "$out/shards/heldout_nsp/*.tfrecord" --output "$out/run/table6.json"
 
@@ -44,12 +49,14 @@ build "$out/corpus/heldout.txt" "$out/shards/heldout_nsp" nsp 1
 for layout in huggingface original; do
   rm -rf "$out/export/$layout"
   "$bin/albert-convert" --from ours --input "$out/run" --to "$layout" \
-    --output "$out/export/$layout"
+    --output "$out/export/$layout" "${verbose[@]}"
 done
 
 # A SavedModel serving raw text (tokenization in the graph), then served without albert_tf.
 rm -rf "$out/export/saved_model"
-"$bin/albert-export" --checkpoint "$out/run" --output "$out/export/saved_model"
-python="$bin/python"; [ -x "$python" ] || python=python3
-"$python" scripts/serve_text.py "$out/export/saved_model" \
-  "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files."
+"$bin/albert-export" --checkpoint "$out/run" --output "$out/export/saved_model" "${verbose[@]}"
+# serve_text.py imports only tensorflow and tensorflow_text; its chatter is filtered outside.
+serve=("$python" scripts/serve_text.py "$out/export/saved_model"
+       "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files.")
+if [ -n "${VERBOSE:-}" ]; then "${serve[@]}"
+else "${serve[@]}" 2> >("$python" -m albert_tf.text.console >&2); fi

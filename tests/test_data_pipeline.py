@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import re
 
 import pytest
 import sentencepiece as spm
@@ -12,6 +13,7 @@ from albert_tf.text.tokenizer import SPECIAL_PIECES, SentencePieceTokenizer, tra
 from data_helpers import english_like_text
 from data_prep import pipeline
 from data_prep.cli import main
+from data_prep.inspect_shards import RecordStatistics, read_batches
 from data_prep.manifest import read_manifest
 from data_prep.sentences import split_sentences
 
@@ -193,8 +195,29 @@ def test_cli_train_build_inspect(corpus, tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "out" / "train-00000-of-00002.tfrecord"),
                  "--count", "2"]) == 0
     out = capsys.readouterr().out
-    assert out.count("example ") == 2 and "[CLS]" in out and "<-" in out
-    assert '"masked_fraction_of_tokens"' in out
+    assert len(re.findall(r"^example \d+: ", out, re.M)) == 2 and "[CLS]" in out and "<-" in out
+    assert re.search(r"^masked +1\d\.\d% of tokens$", out, re.M)
+    assert "1 = B is random, from another document" in out  # NSP, from the manifest
+
+
+def test_default_shard_count_gives_every_worker_a_shard_and_resumes_with_any(corpus, spm_model,
+                                                                            tmp_path, capsys):
+    build = ["build", "--input", str(corpus / "a.txt"), "--spm_model", spm_model,
+             "--output_dir", str(tmp_path / "out"), "--max_seq_length", "48", "--dupe_factor",
+             "1", "--no_progress"]
+    assert main([*build, "--num_workers", "2"]) == 0
+    shown = capsys.readouterr()
+    assert re.search(r"^wrote [\d,]+ examples in 2 shards to ", shown.out, re.M)
+    assert "note:" not in shown.err
+    # A rerun with one worker resumes the same two-shard build (nothing left to do).
+    assert main([*build, "--num_workers", "1"]) == 0
+    assert "in 2 shards" in capsys.readouterr().out
+    assert main([*build, "--num_workers", "3", "--num_shards", "1", "--overwrite"]) == 0
+    shown = capsys.readouterr()
+    assert re.search(r"^wrote [\d,]+ examples in 1 shard to ", shown.out, re.M)
+    assert "1 shard for 3 workers" in shown.err
+    assert re.search(r"^sentence label 1 +\d+\.\d%  \(0 = A before B as written, "
+                     r"1 = swapped\)$", shown.out, re.M)
 
 
 def test_cli_reports_errors_by_name(tmp_path, capsys):
@@ -249,17 +272,50 @@ def test_inspect_agrees_with_the_manifest_and_reads_files_without_one(reference,
     from data_prep.inspect_shards import inspect_shard
     plan, manifest, files = reference
     shard = "train-00001-of-00005.tfrecord"
+    sidecar = json.loads(files[shard + ".json"])
+    built = sidecar["statistics"]["examples"]
     # The same shard copied where no manifest is: lengths and tokenizer given by hand.
     (tmp_path / shard).write_bytes(files[shard])
     with pytest.raises(ValueError, match="pass --spm_model, --max_seq_length"):
-        inspect_shard(str(tmp_path / shard), 1)
-    report = inspect_shard(str(tmp_path / shard), 1, spm_model, 64, 10)
-    measured = json.loads(report.split("statistics: ", 1)[1])
-    sidecar = json.loads(files[shard + ".json"])
-    assert measured["examples"] == sidecar["examples"]
-    for rate in ("masked_fraction_of_tokens", "mask_token_share", "label_1_share",
-                 "full_length_share"):
-        assert measured[rate] == pytest.approx(sidecar["statistics"]["summary"][rate], abs=1e-3)
+        next(inspect_shard(str(tmp_path / shard), 1))
+    for batch_size in (7, 1024):  # counted a batch at a time: the batching changes nothing
+        stats = RecordStatistics()
+        for batch in read_batches(str(tmp_path / shard), 64, 10, batch_size=batch_size):
+            stats.add(batch)
+        counts = stats.counts
+        assert (counts.examples, counts.tokens, counts.masked_tokens,
+                counts.full_length_examples, counts.replaced_by_mask) == (
+            sidecar["examples"], built["tokens"], built["masked_tokens"],
+            built["full_length_examples"], built["replaced_by_mask"])
+        assert counts.label_counts == {int(label): count
+                                       for label, count in built["label_counts"].items()}
+        # A random replacement that drew the original piece looks kept in the records.
+        assert counts.kept_original + counts.replaced_by_random == \
+            built["kept_original"] + built["replaced_by_random"]
+        assert counts.kept_original - built["kept_original"] <= 0.02 * counts.masked_tokens
+    report = inspect_shard(str(tmp_path / shard), 2, spm_model, 64, 10, max_examples=50)
+    header = next(report)
+    assert "label 1 = swapped (SOP) or random (NSP)" in header  # no manifest to say which
+    assert [block.split(":")[0] for block in report][:2] == ["example 0", "example 1"]
+
+
+def test_inspect_streams_a_header_with_the_label_meaning_then_bounded_statistics(
+        reference, capsys):
+    plan, manifest, files = reference
+    shard = os.path.join(plan.output_dir, "train-00002-of-00005.tfrecord")
+    assert main(["inspect", shard, "--count", "1", "--max_examples", "100",
+                 "--no_progress"]) == 0
+    shown = capsys.readouterr().out
+    examples = json.loads(files["train-00002-of-00005.tfrecord.json"])["examples"]
+    assert shown.startswith(f"{shard}: {examples:,} examples, sequences of 64, up to 10 "
+                            "predictions\nsentence objective sop: label 0 = A before B as "
+                            "written, 1 = swapped\nexample 0: label ")
+    assert "statistics over the first 100 records (--all for every one):" in shown
+    assert re.search(r"^examples +100$", shown, re.M)
+    assert main(["inspect", shard, "--count", "0", "--all", "--no_progress"]) == 0
+    shown = capsys.readouterr().out
+    assert "statistics over every record:" in shown and "example 0" not in shown
+    assert re.search(rf"^examples +{examples:,}$", shown, re.M)
 
 
 @pytest.mark.slow

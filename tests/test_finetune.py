@@ -26,7 +26,7 @@ from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import run_pretraining
 from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
 from data_prep.cli import main as data_main
-from process_helpers import wait_for_backup
+from process_helpers import child_environment, wait_for_backup
 
 SEQ = 64
 CODE_WORDS = ("amber", "bronze", "cobalt", "copper", "coral", "ivory", "jade", "olive",
@@ -305,7 +305,7 @@ def finetune_command(task, data_dir, pretrained, model_dir, *overrides):
 @pytest.mark.slow
 def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, task_files,
                                                                     tmp_path):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    env = child_environment(tmp_path)
     recipe = ("optimizer.learning_rate=1e-3", "train.train_steps=120",
               "train.eval_every_steps=40", "model.classifier_dropout=0.0")
     commands = {name: finetune_command("sst2", task_files["sst2"], pretrained, tmp_path / name,

@@ -21,7 +21,7 @@ from albert_tf.training.config import pretrain_config_from_mapping
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 from data_helpers import ordered_documents
 from data_prep.cli import main as data_main
-from process_helpers import wait_for_backup
+from process_helpers import child_environment, wait_for_backup
 
 SEQ, PREDICTIONS, VOCAB = 64, 10, 48
 CONFIGS = os.path.join(os.path.dirname(__file__), os.pardir, "configs")
@@ -174,7 +174,7 @@ def _model_variables(checkpoint):
 
 @pytest.mark.slow
 def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_path):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    env = child_environment(tmp_path)
     train = {"train_steps": 200, "steps_per_epoch": 100, "steps_per_execution": 1,
              "backup_every_steps": 20, "eval_steps": 0}
     killed = write_config(tmp_path / "killed.yaml",
@@ -225,8 +225,7 @@ def test_two_process_multi_worker_run_completes(shards, tmp_path):
     processes = []
     for index in range(2):
         tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        env = {**os.environ, "TF_CONFIG": json.dumps(tf_config), "TF_CPP_MIN_LOG_LEVEL": "2",
-               "CUDA_VISIBLE_DEVICES": ""}
+        env = {**child_environment(tmp_path), "TF_CONFIG": json.dumps(tf_config)}
         processes.append(subprocess.Popen(_pretrain_command(config_path), env=env,
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                           text=True))

@@ -12,6 +12,10 @@ them while a command runs: it raises TensorFlow's C++ log threshold to errors
 that drops only the lines of `CHATTER`. Everything else written to standard error, Python
 tracebacks, warnings, TensorFlow's real errors and progress bars included, goes through
 unchanged and in order. Each tool's `--verbose` flag turns all of this off.
+
+For a program that must not import this package (`scripts/serve_text.py` shows serving with
+TensorFlow alone), the same filter runs as a pipe: `program 2> >(python -m
+albert_tf.text.console >&2)` copies its standard input to standard output without the chatter.
 """
 
 from __future__ import annotations
@@ -112,3 +116,7 @@ def _forward(read_end: int, destination: int) -> None:
 def _write_all(destination: int, data: bytes) -> None:
     while data:
         data = data[os.write(destination, data):]
+
+
+if __name__ == "__main__":
+    _forward(sys.stdin.fileno(), sys.stdout.fileno())

@@ -6,6 +6,12 @@ import dataclasses
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
 SINGLE_SENTENCE_CHUNKS = ("split", "random_next")
+# What the sentence label of an example (`next_sentence_labels`) says, by objective.
+SENTENCE_LABELS = {
+    "sop": "0 = A before B as written, 1 = swapped",
+    "nsp": "0 = B is the text after A, 1 = B is random, from another document",
+    "none": "always 0 (no sentence task)",
+}
 
 
 class DataPrepError(ValueError):

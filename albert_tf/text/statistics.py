@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Union
 
+from albert_tf.text.options import SENTENCE_LABELS
+
 MESSAGES_PER_KIND = 5  # per shard
 MERGED_MESSAGES = 50
 
@@ -125,3 +127,40 @@ class ShardStatistics:
                      for name, value in mapping["examples"].items()}  # JSON keys are strings
         return cls(ExampleStatistics(**examples),
                    InputReport(dict(mapping["input_problems"]), list(mapping["input_messages"])))
+
+
+def format_summary(summary: dict[str, float], sentence_objective: str | None = None) -> str:
+    """A summary (`ExampleStatistics.summary()`, optionally with "examples") as a readable
+    two-column table; rates a summary lacks (records alone cannot tell them) are left out.
+
+    >>> print(format_summary({"examples": 1200, "masked_fraction_of_tokens": 0.15,
+    ...                       "mask_token_share": 0.8, "label_1_share": 0.5}, "sop"))
+    examples                       1,200
+    masked                         15.0% of tokens
+      shown as [MASK]              80.0%
+    sentence label 1               50.0%  (0 = A before B as written, 1 = swapped)
+    """
+    def percent(name):
+        return f"{100 * summary[name]:.1f}%"
+
+    rows = []
+    if "examples" in summary:
+        rows.append(("examples", f"{summary['examples']:,}"))
+    if "mean_tokens_per_example" in summary:
+        notes = [f"{percent(name)} {text}" for name, text in
+                 (("full_length_share", "full length"), ("short_target_share", "aimed short"))
+                 if name in summary]
+        rows.append(("tokens per example", f"{summary['mean_tokens_per_example']:.1f}"
+                     + (f"  ({', '.join(notes)})" if notes else "")))
+    if "masked_fraction_of_tokens" in summary:
+        spans = (f", in spans of {summary['mean_span_words']:.2f} words on average"
+                 if "mean_span_words" in summary else "")
+        rows.append(("masked", f"{percent('masked_fraction_of_tokens')} of tokens{spans}"))
+    rows.extend((f"  {label}", percent(name)) for name, label in (
+        ("mask_token_share", "shown as [MASK]"), ("kept_share", "kept as they were"),
+        ("random_token_share", "replaced by a random piece")) if name in summary)
+    if "label_1_share" in summary:
+        meaning = SENTENCE_LABELS.get(sentence_objective or "")
+        rows.append(("sentence label 1",
+                     percent("label_1_share") + (f"  ({meaning})" if meaning else "")))
+    return "\n".join(f"{name:<30} {value}" for name, value in rows)
