@@ -226,7 +226,7 @@ def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files,
     model_dir = tmp_path / "squad"
     assert finetune("squad_v1", task_files["squad"], pretrained, model_dir,
                     "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
-                    "train.train_steps=600", "train.eval_every_steps=200",
+                    "train.train_steps=800", "train.eval_every_steps=200",
                     "data.doc_stride=24", "data.max_query_length=16",
                     "squad.max_answer_length=10") == 0
     results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
