@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_train_spm_command(commands)
     _add_build_command(commands)
     _add_inspect_command(commands)
+    _add_task_command(commands)
     for command in commands.choices.values():
         add_verbose_flag(command)
     return parser
@@ -113,10 +114,12 @@ def _add_recipe_options(build: argparse.ArgumentParser) -> None:
 def _add_corpus_command(commands) -> None:
     corpus = commands.add_parser("corpus", help="write an English corpus from text already "
                                  "on this machine (original input format)")
-    corpus.add_argument("--source", choices=("python-docs", "stdlib-docstrings"),
-                        default="python-docs",
+    from data_prep.local_corpus import SOURCES
+    corpus.add_argument("--source", choices=SOURCES, default="python-docs", metavar="SOURCE",
                         help="python-docs: Debian's python3.11-doc sources; stdlib-docstrings: "
-                             "the docstrings of this Python's standard library")
+                             "the docstrings of this Python's standard library; debian-prose: "
+                             "every installed Debian source of docs/data.md, or one of them: "
+                             f"{', '.join(name for name in SOURCES[2:] if name != 'debian-prose')}")
     corpus.add_argument("--output", required=True)
     corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
     corpus.add_argument("--heldout_output", default=None,
@@ -139,6 +142,16 @@ def _add_inspect_command(commands) -> None:
     show.add_argument("--all", action="store_true",
                       help="statistics over every record of the shard (with a progress bar)")
     show.add_argument("--no_progress", action="store_true")
+
+
+def _add_task_command(commands) -> None:
+    from data_prep.tasks import DEFAULT_SEED, TASK_NAMES
+    task = commands.add_parser("task", help="write a labelled task folder for albert-finetune "
+                               "from data an installed package ships")
+    task.add_argument("--source", choices=TASK_NAMES, required=True,
+                      help="the task (docs/finetuning.md lists their packages)")
+    task.add_argument("--output", required=True, help="the task folder to write")
+    task.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the split's seed")
 
 
 def _options(args) -> DataPrepOptions:
@@ -227,10 +240,23 @@ def _corpus(args) -> None:
               f"{written['heldout_path']}")
 
 
+def _task(args) -> None:
+    from data_prep.tasks import summary_lines, write_task
+    record = write_task(args.source, args.output, args.seed)
+    for line in summary_lines(record):
+        print(line)
+    finetune = record["albert_finetune"]["task"]
+    use = (f"albert-finetune --task {finetune}" if finetune else
+           f"no albert-finetune task has its {len(record['labels'])} labels yet")
+    package = record["package"]
+    print(f"wrote {args.output} from {package['name']} {package['version']} ({use}; "
+          f"source.json has the details)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect,
-               "corpus": _corpus}[args.command]
+               "corpus": _corpus, "task": _task}[args.command]
     try:
         with quiet_tensorflow(args.verbose):
             command(args)

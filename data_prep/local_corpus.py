@@ -7,25 +7,34 @@
 - `stdlib-docstrings`: the docstrings of the standard library that ships with every Python
   install (a few MB): one document per module, class or function docstring of two or more
   sentences.
+- the Debian sources of `data_prep.debian_corpus` (manuals, dictionaries, man pages, a Bible,
+  novels; `debian-prose` reads every one that is installed).
 
-Both are deterministic (files in sorted order) and written atomically.
+All are deterministic (files in sorted order) and written atomically, and every corpus gets a
+provenance record beside it, `<corpus>.sources.json`: per source, the package and its installed
+version, the licence, and the documents, sentences, words and bytes written.
 """
 
 from __future__ import annotations
 
 import ast
 import glob
+import json
 import os
+import platform
 import re
 import sysconfig
 from typing import Iterable, Iterator
 
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
+from data_prep import debian_corpus
 from data_prep.sentences import split_sentences
 
 PYTHON_DOCS = "/usr/share/doc/python3.11/html/_sources"
-SOURCES = ("python-docs", "stdlib-docstrings")
+SOURCES = ("python-docs", "stdlib-docstrings",
+           *(name for name in debian_corpus.NAMES if name != "python-docs"))
+COUNTS = ("documents", "sentences", "words", "bytes")
 
 _UNDERLINE = re.compile(r"^([=\-~^\"'*#+`:.])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+[\w:-]+::")
@@ -175,11 +184,78 @@ def write_corpus(documents: Iterable[list[str]], path: str, max_bytes: int | Non
 
 def make_corpus(source: str, path: str, max_bytes: int | None = None,
                 heldout_path: str | None = None, heldout_every: int = 0) -> dict:
-    if source == "python-docs":
-        documents, origin = python_docs_documents(), PYTHON_DOCS
-    elif source == "stdlib-docstrings":
-        documents, origin = stdlib_docstring_documents(), sysconfig.get_paths()["stdlib"]
-    else:
+    """Writes the corpus of `source` to `path` (see `write_corpus`) and its provenance record
+    to `<path>.sources.json`; returns what `write_corpus` does plus the counts per source.
+
+    A combined source (`debian-prose`) takes one document from each of its sources in turn, so
+    any prefix of the corpus (`max_bytes`) mixes them all. The counts include the held-out
+    documents.
+    """
+    streams, missing = _open_source(source)
+    counts = {name: origin | dict.fromkeys(COUNTS, 0) for name, origin, _ in streams}
+    documents = interleave([_counted(documents, counts[name]) for name, _, documents in streams])
+    written = write_corpus(documents, path, max_bytes, heldout_path, heldout_every)
+    totals = {key: sum(count[key] for count in counts.values()) for key in COUNTS}
+    provenance_path = path + ".sources.json"
+    record = {"source": source, "corpus": path, "heldout": heldout_path,
+              "heldout_every": heldout_every if heldout_path else None, "max_bytes": max_bytes,
+              "counts_include_heldout": bool(heldout_path), "total": totals, "sources": counts,
+              "not_installed": missing}
+    atomic_write_bytes(provenance_path,
+                       (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+    return written | {"source": _summary(source, counts, totals, missing, provenance_path),
+                      "sources": counts, "sentences": totals["sentences"],
+                      "words": totals["words"], "not_installed": missing,
+                      "provenance_path": provenance_path}
+
+
+def _open_source(source: str) -> tuple[list[tuple[str, dict, Iterator[list[str]]]], dict]:
+    """([(name, origin, documents)], {source not installed: how to install it})."""
+    if source == "stdlib-docstrings":
+        origin = {"package": None, "version": f"Python {platform.python_version()}",
+                  "licence": "PSF-2.0", "paths": [sysconfig.get_paths()["stdlib"]],
+                  "description": "docstrings of this Python's standard library"}
+        return [(source, origin, stdlib_docstring_documents())], {}
+    if source not in SOURCES:
         raise DataPrepError(f"unknown corpus source {source!r} (known: {', '.join(SOURCES)})")
-    return write_corpus(documents, path, max_bytes, heldout_path, heldout_every) | {
-        "source": origin}
+    return debian_corpus.open_sources(source)
+
+
+def _counted(documents: Iterable[list[str]], counts: dict) -> Iterator[list[str]]:
+    for document in documents:
+        counts["documents"] += 1
+        counts["sentences"] += len(document)
+        counts["words"] += sum(len(sentence.split()) for sentence in document)
+        counts["bytes"] += len(_document_block(document).encode())
+        yield document
+
+
+def interleave(streams: list[Iterator[list[str]]]) -> Iterator[list[str]]:
+    """One document from each stream in turn, until all are exhausted.
+
+    >>> list(interleave([iter("ab"), iter("xyz")]))
+    ['a', 'x', 'b', 'y', 'z']
+    """
+    active = list(streams)
+    while active:
+        for stream in list(active):
+            document = next(stream, None)
+            if document is None:
+                active.remove(stream)
+            else:
+                yield document
+
+
+def _summary(source: str, counts: dict, totals: dict, missing: dict, provenance: str) -> str:
+    """What the CLI prints after "from": the source, its package(s) and the counts."""
+    if len(counts) == 1:
+        ((name, origin),) = counts.items()
+        package = (f"Debian package {origin['package']} {origin['version']}"
+                   if origin["package"] else origin["version"])
+        what = f"{name} ({package}, {origin['licence']}"
+    else:
+        what = f"{source} ({len(counts)} sources"
+        if missing:
+            what += f"; not installed: {', '.join(missing)}"
+    return (f"{what}; {totals['sentences']:,} sentences, {totals['words']:,} words; "
+            f"provenance and counts per source in {provenance})")
