@@ -3,11 +3,11 @@
 - `python-docs`: the reStructuredText sources of the Python documentation, as Debian's
   `python3.11-doc` package installs them (`apt-get install python3.11-doc`, about 12 MB under
   /usr/share/doc/python3.11/html/_sources). Each section is a document; markup, code samples,
-  tables and headings are dropped, paragraphs split into sentences.
+  tables and headings are dropped, paragraphs split into sentences (`data_prep.prose.rst`).
 - `stdlib-docstrings`: the docstrings of the standard library that ships with every Python
   install (a few MB): one document per module, class or function docstring of two or more
   sentences.
-- the Debian sources of `data_prep.debian_corpus` (manuals, dictionaries, man pages, a Bible,
+- the Debian sources of `data_prep.prose` (manuals, dictionaries, man pages, a Bible,
   novels; `debian-prose` reads every one that is installed).
 
 All are deterministic (files in sorted order) and written atomically, and every corpus gets a
@@ -22,108 +22,21 @@ import glob
 import json
 import os
 import platform
-import re
 import sysconfig
 from typing import Iterable, Iterator
 
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
-from data_prep import debian_corpus
+from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences
 
-PYTHON_DOCS = "/usr/share/doc/python3.11/html/_sources"
-SOURCES = ("python-docs", "stdlib-docstrings",
-           *(name for name in debian_corpus.NAMES if name != "python-docs"))
+SOURCES = ("python-docs", "stdlib-docstrings", *(name for name in NAMES if name != "python-docs"))
 COUNTS = ("documents", "sentences", "words", "bytes")
-
-_UNDERLINE = re.compile(r"^([=\-~^\"'*#+`:.])\1{2,}\s*$")
-_DIRECTIVE = re.compile(r"^\.\.\s+[\w:-]+::")
-_CODE_DIRECTIVES = ("code-block", "sourcecode", "literalinclude", "testcode", "testoutput",
-                    "doctest", "productionlist", "toctree", "image", "figure", "csv-table",
-                    "raw", "highlight", "list-table", "table", "only", "index")
-_INLINE = [
-    (re.compile(r":[\w:.-]+:`([^`]*)`"), r"\1"),  # :role:`text`
-    (re.compile(r"``([^`]*)``"), r"\1"),  # ``literal``
-    (re.compile(r"`([^`<]*?)\s*<[^>`]*>`_{1,2}"), r"\1"),  # `text <target>`_
-    (re.compile(r"`([^`]*)`_{0,2}"), r"\1"),  # `text`_ and `text`
-    (re.compile(r"\*\*([^*]+)\*\*"), r"\1"),
-    (re.compile(r"\*([^*\s][^*]*)\*"), r"\1"),
-    (re.compile(r"\|([^|\s][^|]*)\|"), r"\1"),
-    (re.compile(r"(?<=\w)::(?=\s|$)"), ":"),
-    (re.compile(r"(^|\s)[~!]"), r"\1"),
-]
-
-
-def clean_inline(text: str) -> str:
-    """Removes reST inline markup, keeping the words.
-
-    >>> clean_inline("Use :func:`~os.path.join` with ``a`` and `docs <https://x.org>`_::")
-    'Use os.path.join with a and docs:'
-    """
-    for pattern, replacement in _INLINE:
-        text = pattern.sub(replacement, text)
-    return " ".join(text.split())
-
-
-def rst_documents(text: str) -> Iterator[list[str]]:
-    """Sections of a reST file as lists of sentences (prose only)."""
-    lines = text.splitlines()
-    document: list[str] = []
-    paragraph: list[str] = []
-    skip_indent = None  # skipping a literal block or code directive indented past this
-
-    def flush():
-        if paragraph:
-            document.extend(split_sentences(clean_inline(" ".join(paragraph))))
-            paragraph.clear()
-
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if skip_indent is not None:
-            if not stripped or indent > skip_indent:
-                continue
-            skip_indent = None
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        if _UNDERLINE.match(following) and stripped and not _UNDERLINE.match(line):
-            flush()  # a heading starts a new document
-            if len(document) > 1:
-                yield list(document)
-            document.clear()
-            continue
-        if not stripped or _UNDERLINE.match(line):
-            flush()
-            continue
-        directive = _DIRECTIVE.match(stripped)
-        if directive:
-            flush()
-            if any(name in stripped for name in _CODE_DIRECTIVES):
-                skip_indent = indent
-            continue
-        if stripped.startswith((">>>", "...", "+--", "|", "..", "=====")):
-            flush()
-            continue
-        paragraph.append(stripped)
-        if stripped.endswith("::"):
-            flush()
-            skip_indent = indent
-    flush()
-    if len(document) > 1:
-        yield document
-
-
-def python_docs_documents(root: str = PYTHON_DOCS) -> Iterator[list[str]]:
-    files = sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True))
-    if not files:
-        raise DataPrepError(f"no Python documentation sources under {root}; install them with "
-                            "`apt-get install python3.11-doc` (Debian/Ubuntu) or use "
-                            "--source stdlib-docstrings")
-    for path in files:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            yield from rst_documents(file.read())
 
 
 def stdlib_docstring_documents() -> Iterator[list[str]]:
+    """The docstrings of this Python's standard library (tests left out), in sorted file order:
+    a document per module, class or function docstring of two sentences or more."""
     root = sysconfig.get_paths()["stdlib"]
     skipped = {"test", "tests", "idle_test", "site-packages", "dist-packages"}
     paths = sorted(path for path in glob.glob(os.path.join(root, "**", "*.py"), recursive=True)
@@ -218,7 +131,7 @@ def _open_source(source: str) -> tuple[list[tuple[str, dict, Iterator[list[str]]
         return [(source, origin, stdlib_docstring_documents())], {}
     if source not in SOURCES:
         raise DataPrepError(f"unknown corpus source {source!r} (known: {', '.join(SOURCES)})")
-    return debian_corpus.open_sources(source)
+    return open_sources(source)
 
 
 def _counted(documents: Iterable[list[str]], counts: dict) -> Iterator[list[str]]:

@@ -4,7 +4,7 @@ from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import InputReport
 from data_prep.cli import main
 from data_prep.corpus import expand_inputs, plan_parts, read_documents
-from data_prep.local_corpus import rst_documents
+from data_prep.prose.rst import rst_documents
 
 RST = """
 Title of the page
@@ -68,7 +68,7 @@ def test_heldout_documents_are_every_nth_and_disjoint(tmp_path):
     assert sorted(train + heldout) == sorted("\n".join(d) for d in documents)
 
 
-# Debian sources (data_prep/debian_corpus.py): tiny files in each format, under tmp_path.
+# Debian sources (data_prep/prose/): tiny files in each format, under tmp_path.
 
 import gzip  # noqa: E402
 import json  # noqa: E402
@@ -78,7 +78,15 @@ import zlib  # noqa: E402
 import pytest  # noqa: E402
 
 from albert_tf.text.options import DataPrepError  # noqa: E402
-from data_prep import debian_corpus  # noqa: E402
+from data_prep import debian_packages  # noqa: E402
+from data_prep.prose import debian, dictionaries  # noqa: E402
+from data_prep.prose.fortunes import fortune_documents  # noqa: E402
+from data_prep.prose.html_pages import html_documents  # noqa: E402
+from data_prep.prose.info import info_documents  # noqa: E402
+from data_prep.prose.man import linux_man_page_documents  # noqa: E402
+from data_prep.prose.novels import r_novel_documents  # noqa: E402
+from data_prep.prose.pod import pod_documents  # noqa: E402
+from data_prep.prose.sword import sword_documents  # noqa: E402
 
 
 def _write(path, data, compress=False):
@@ -91,7 +99,7 @@ def _write(path, data, compress=False):
 def _dictd_number(number):
     digits = ""
     while True:
-        digits = debian_corpus._BASE64[number % 64] + digits
+        digits = dictionaries._BASE64[number % 64] + digits
         number //= 64
         if not number:
             return digits
@@ -134,9 +142,9 @@ def test_dictd_entries_become_documents_without_headwords_sources_or_synonyms(tm
     index = _write_dictd(tmp_path, "gcide", [
         (["Lily", "lily"], GCIDE_ENTRY),
         (["lifeless"], "lifeless \\life\"less\\ adj.\n   not having life.\n   [WordNet 1.5]\n")])
-    assert list(debian_corpus.dictd_entries(index)) == [
+    assert list(dictionaries.dictd_entries(index)) == [
         GCIDE_ENTRY, "lifeless \\life\"less\\ adj.\n   not having life.\n   [WordNet 1.5]\n"]
-    reader = debian_corpus.SOURCES["gcide"].reader
+    reader = debian.SOURCES["gcide"].reader
     assert list(reader(index)) == [[  # the one-sentence WordNet entry is left out
         "A plant of the genus Lilium, having a regular perianth.", "It grows from a bulb.",
         "There are nearly fifty species.", "They are found in the North.",
@@ -155,7 +163,7 @@ def test_jargon_foldoc_and_devil_entries(tmp_path):
         "BATH, n.  A kind of _mystic_ ceremony.  It is old.\n\n"
         "    The man who taketh a steam bath.\n"
         "                                  Author Name\n"))])
-    documents = {name: list(debian_corpus.SOURCES[name].reader(index)) for name, index in
+    documents = {name: list(debian.SOURCES[name].reader(index)) for name, index in
                  [("jargon", jargon), ("foldoc", foldoc), ("devils-dictionary", devil)]}
     assert documents == {
         "jargon": [["An expert.", "Implies not only wizard skill but also a history of "
@@ -168,7 +176,7 @@ def test_jargon_foldoc_and_devil_entries(tmp_path):
 def test_dictd_index_without_its_data_is_a_clear_error(tmp_path):
     index = _write(tmp_path / "lonely.index", "word\tA\tB\n")
     with pytest.raises(DataPrepError, match="lonely.dict.dz"):
-        list(debian_corpus.dictd_entries(index))
+        list(dictionaries.dictd_entries(index))
 
 
 POD = """=head1 NAME
@@ -208,7 +216,7 @@ print "code after cut is not POD.\\n";
 
 def test_pod_sections_are_documents_and_verbatim_code_dropped(tmp_path):
     path = _write(tmp_path / "perlfaq0.pod", POD)
-    assert list(debian_corpus.pod_documents(path)) == [
+    assert list(pod_documents(path)) == [
         ["Use open with $fh->print, see the manual.",
          "It returns a true value on success, <undef> otherwise.",
          "Files are closed at exit.", "Nothing leaks."],
@@ -254,7 +262,7 @@ them back.
 
 def test_info_nodes_are_documents_menus_examples_and_definition_headers_dropped(tmp_path):
     path = _write(tmp_path / "demo.info.gz", INFO, compress=True)
-    assert list(debian_corpus.info_documents(path)) == [
+    assert list(info_documents(path)) == [
         ["This manual shows a demo.", "It has one chapter."],
         ["The program reads files.", "See Invoking.", "It writes them back.",
          "Runs the demo COUNT times.", "It never fails.", "A bullet item is prose too.",
@@ -268,10 +276,10 @@ def test_split_info_manual_is_read_part_by_part(tmp_path):
     main = _write(tmp_path / "demo.info.gz", (
         "This is demo.info.\n\n\x1f\nIndirect:\ndemo.info-1: 100\ndemo.info-2: 400\n\x1f\n"
         "Tag Table:\n(Indirect)\n\x1f\nEnd Tag Table\n"), compress=True)
-    assert len(list(debian_corpus.info_documents(main))) == 2
+    assert len(list(info_documents(main))) == 2
     (tmp_path / "demo.info-2.gz").unlink()
     with pytest.raises(DataPrepError, match="demo.info-2"):
-        list(debian_corpus.info_documents(main))
+        list(info_documents(main))
 
 
 MAN = r""".\" Copyright and licence comment
@@ -306,13 +314,13 @@ A subsection of a dropped section. It is dropped too.
 
 def test_man_page_sections_are_documents_synopsis_examples_and_tags_dropped(tmp_path):
     path = _write(tmp_path / "man7" / "demo.7.gz", MAN, compress=True)
-    assert list(debian_corpus.linux_man_page_documents(path)) == [
+    assert list(linux_man_page_documents(path)) == [
         ["The demo() function prints long lines—it is fast.", "It never fails.",
          "Print more.", "Print much more."],
         ["Details are prose.", "They are kept too."]]
     other = _write(tmp_path / "man1" / "other.1.gz", MAN.replace("Linux man-pages", "GNU"),
                    compress=True)
-    assert list(debian_corpus.linux_man_page_documents(other)) == []  # not Linux man-pages
+    assert list(linux_man_page_documents(other)) == []  # not Linux man-pages
 
 
 HANDBOOK_PAGE = """<!DOCTYPE html><html><head><title>6.2. apt-get</title>
@@ -336,7 +344,7 @@ done with <span class="command">apt update</span>.</p>
 
 def test_html_sections_are_documents_navigation_code_and_tables_dropped(tmp_path):
     path = _write(tmp_path / "sect.apt-get.html", HANDBOOK_PAGE)
-    assert list(debian_corpus.html_documents(path)) == [
+    assert list(html_documents(path)) == [
         ["APT is a vast project, whose original plans included a graphical interface.",
          "It is based on a library.", "Notes stay in their section.", "They are prose.",
          "The first item, with code inline."],
@@ -348,7 +356,7 @@ def test_fortunes_sword_bible_and_novels(tmp_path):
     fortunes = _write(tmp_path / "fortunes", (
         "Many are called, few are chosen.  Fewer still get to do the choosing.\n"
         "\t\t-- Someone\n%\nOne line only.\n%\n  ____\n |    |\n%\n"))
-    assert list(debian_corpus.fortune_documents(fortunes)) == [
+    assert list(fortune_documents(fortunes)) == [
         ["Many are called, few are chosen.", "Fewer still get to do the choosing."]]
 
     books = [('<div type="book" osisID="Gen"/><chapter sID="Gen.1"/><title>The '
@@ -364,7 +372,7 @@ def test_fortunes_sword_bible_and_novels(tmp_path):
         data += packed
     bible = _write(tmp_path / "ot.bzs", index)
     _write(tmp_path / "ot.bzz", data)
-    assert list(debian_corpus.sword_documents(bible)) == [
+    assert list(sword_documents(bible)) == [
         ["In the beginning God created the heavens.", "The earth was formless, and empty."],
         ["Then it was done.", "It was good & right."]]
 
@@ -373,7 +381,7 @@ def test_fortunes_sword_bible_and_novels(tmp_path):
              "", "CHAPTER II", "", "\"Yes.\" \"No.\""]
     rdx = _write(tmp_path / "Rdata.rdx", zlib.compress(b"\0\0\0\0") and _r_index(
         tmp_path / "Rdata.rdb", {"emma": novel}))
-    assert list(debian_corpus.r_novel_documents(rdx)) == [
+    assert list(r_novel_documents(rdx)) == [
         ["Emma Woodhouse, handsome, clever, and rich, met Mr. Knightley.", "She was very glad."],
         ["\"Yes.\"", "\"No.\""]]
 
@@ -419,18 +427,18 @@ def debian_root(tmp_path, monkeypatch):
     """An empty root for the registry's paths, and no dpkg-query (versions are "unknown")."""
     root = tmp_path / "root"
     root.mkdir()
-    monkeypatch.setattr(debian_corpus, "ROOT", str(root))
-    monkeypatch.setattr(debian_corpus, "DPKG_QUERY", str(tmp_path / "no-dpkg-query"))
+    monkeypatch.setattr(debian, "ROOT", str(root))
+    monkeypatch.setattr(debian_packages, "DPKG_QUERY", str(tmp_path / "no-dpkg-query"))
     return root
 
 
 def test_missing_package_errors_name_the_package_to_install(debian_root):
     with pytest.raises(DataPrepError, match=r"`apt-get install debian-handbook`"):
-        debian_corpus.open_sources("debian-handbook")
+        debian.open_sources("debian-handbook")
     with pytest.raises(DataPrepError, match=r"none of its Debian packages.*dict-gcide"):
-        debian_corpus.open_sources("debian-prose")
+        debian.open_sources("debian-prose")
     with pytest.raises(DataPrepError, match="unknown Debian corpus source 'nope'"):
-        debian_corpus.open_sources("nope")
+        debian.open_sources("nope")
 
 
 def test_combined_corpus_writes_provenance_of_the_installed_sources(debian_root, tmp_path,

@@ -18,22 +18,21 @@ import pytest
 
 from albert_tf.downstream.glue import GLUE_TASKS, read_glue
 from albert_tf.text.options import DataPrepError
-from data_prep import tasks
 from data_prep.cli import main
-from data_prep.tasks import (
-    SPLITS,
-    TASK_SOURCES,
+from data_prep.rdata import (
+    R_XZ_FILTERS,
     RObject,
-    locate_package_data,
-    prepare_examples,
-    read_bbc_news,
-    read_fine_foods,
+    data_frame_columns,
     read_lazy_load_database,
-    read_lee_pairs,
-    read_rotten_tomatoes,
     unserialize_r,
-    write_task,
 )
+from data_prep.tasks import SPLITS, TASK_SOURCES, Example, write_task
+from data_prep.tasks.bbc_news import read_bbc_news
+from data_prep.tasks.fine_foods import read_fine_foods
+from data_prep.tasks.lee_pairs import read_lee_pairs
+from data_prep.tasks.packages import locate_package_data
+from data_prep.tasks.rotten_tomatoes import read_rotten_tomatoes
+from data_prep.tasks.splitting import prepare_examples
 
 TOPICS = ("business", "entertainment", "politics", "sports", "tech")
 
@@ -187,7 +186,7 @@ def compress_r(raw, kind):
     header = struct.pack(">I", len(raw))
     if kind == "Z":
         return header + b"Z" + lzma.compress(raw, format=lzma.FORMAT_RAW,
-                                             filters=tasks._R_XZ_FILTERS)
+                                             filters=R_XZ_FILTERS)
     return header + {"2": b"2" + bz2.compress(raw), "1": b"1" + zlib.compress(raw),
                      "0": b"0" + raw, "zlib": zlib.compress(raw)}[kind]
 
@@ -250,28 +249,28 @@ def fixtures(tmp_path):
 def test_bbc_reader_joins_title_and_body_and_decodes_old_files(fixtures):
     examples = list(read_bbc_news(fixtures["bbc-news"]))
     assert len(examples) == 5 * 10 + 2
-    assert examples[0] == tasks.Example(
+    assert examples[0] == Example(
         ("Business story 1 The business desk reports item 1. A second paragraph about "
          "business 1.",), "business", ("business/001.txt",))
-    assert tasks.Example(("Transfer fee A \u00a315.8m signing from Parma.",), "sports",
-                         ("sports/099.txt",)) in examples
+    assert Example(("Transfer fee A \u00a315.8m signing from Parma.",), "sports",
+                   ("sports/099.txt",)) in examples
     assert {example.label for example in examples} == set(TOPICS)
 
 
 def test_rotten_tomatoes_reader_skips_plots_and_maps_fresh_to_one(fixtures):
     examples = list(read_rotten_tomatoes(fixtures["rotten-tomatoes"]))
     assert len(examples) == 20 * 3 + 4
-    assert examples[0] == tasks.Example(('Snippet 0 on movie 0, "quoted", fine.',), "0",
-                                        ("movie_00",))
+    assert examples[0] == Example(('Snippet 0 on movie 0, "quoted", fine.',), "0",
+                                  ("movie_00",))
     assert examples[1].label == "1"
-    assert examples[-1] == tasks.Example(("Tab here and a line break.",), "0", ("the_film",))
+    assert examples[-1] == Example(("Tab here and a line break.",), "0", ("the_film",))
 
 
 def test_fine_foods_reader_decodes_r_lazy_load_data(fixtures):
     examples = list(read_fine_foods(fixtures["fine-foods"]))
     assert len(examples) == 30 + 10
-    assert examples[0] == tasks.Example(("Review 0. It was great & fine.",), "0",
-                                        ("B000000000",))
+    assert examples[0] == Example(("Review 0. It was great & fine.",), "0",
+                                  ("B000000000",))
     assert examples[1].label == "1"  # great
     assert examples[30].groups == ("B000000030",)  # testing_data follows training_data
 
@@ -283,7 +282,7 @@ def test_lazy_load_database_reads_every_compression_r_writes(tmp_path, kind):
                     "f": factor(["b", "a", "b"], ["a", "b"])})
     write_lazy_load_database(tmp_path / "Rdata", {"one": frame, "two": frame}, kind)
     (obj,) = read_lazy_load_database(str(tmp_path / "Rdata"), ["two"]).values()
-    assert tasks.data_frame_columns(obj, "two") == {
+    assert data_frame_columns(obj, "two") == {
         "text": ["caf\u00e9", None, "plain"], "n": [1, None, 3], "x": [0.5, 1.0, 2.0],
         "f": ["b", "a", "b"]}
     with pytest.raises(DataPrepError, match="no object 'three'"):
@@ -302,7 +301,7 @@ def test_r_objects_other_than_data_tables_are_refused():
 def test_lee_reader_pairs_every_document_with_scores_on_one_to_five(fixtures):
     examples = list(read_lee_pairs(fixtures["lee-pairs"]))
     assert len(examples) == 8 * 7 // 2
-    assert examples[0] == tasks.Example(
+    assert examples[0] == Example(
         ("Document 0 says something about topic 0.", "It cost \u00a35 in Sydney."), 1.05,
         ("doc0", "doc1"))
     assert examples[-1].groups == ("doc6", "doc7") and examples[-1].label == 1.65
