@@ -16,6 +16,7 @@ from typing import Any
 
 from albert_experiments.plots import plot_losses, plot_metrics
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
+from albert_experiments.verdicts import judge, verdicts_markdown
 from albert_tf.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import model_config_from_mapping
@@ -156,6 +157,13 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         lines += ["Made by:", "", f"    {command}", ""]
     lines += [markdown_table(spec, results, paper_parameters), ""]
     lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
+    if spec.claims:
+        by_name = {result["name"]: result for result in results}
+        lines += ["", "## Verdicts", "",
+                  "Each claim of the paper about this table, tested on our held-out accuracies "
+                  "(difference in points with a 95% interval; see "
+                  "`albert_experiments/verdicts.py` for the rule).", "",
+                  verdicts_markdown([judge(claim, by_name) for claim in spec.claims])]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "

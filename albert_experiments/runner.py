@@ -28,6 +28,7 @@ from albert_experiments.spec import (
     deep_merge,
 )
 from albert_tf.checkpoints.model_folder import load_pretrainer
+from albert_tf.data.validation import read_shard_manifest
 from albert_tf.finetuning.config import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task
@@ -194,10 +195,21 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
             "final_train_loss": curves["train_loss"][-1][1] if curves["train_loss"] else None,
             "train_hours": curves["train_seconds"] / 3600,
             "examples_per_second": curves["examples_per_second"]},
-        "checkpoint": checkpoint, "heldout": scores, "curves": curves,
+        "checkpoint": checkpoint, "heldout": scores,
+        "heldout_counts": {task: heldout_counts(heldout[task]) for task in scores},
+        "curves": curves,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},
     }
     return result
+
+
+def heldout_counts(pattern: str) -> dict[str, int]:
+    """How many examples and masked predictions a held-out set holds (from its manifest):
+    the sample sizes behind its accuracies, which the report's intervals need."""
+    manifest = read_shard_manifest(os.path.dirname(pattern), "held-out shards") or {}
+    examples = manifest.get("statistics", {}).get("examples", {})
+    return {"examples": manifest.get("total_examples", 0),
+            "masked_tokens": examples.get("masked_tokens", 0)}
 
 
 def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] = (),

@@ -43,6 +43,7 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
+from albert_experiments.verdicts import Claim, parse_claims
 from albert_tf.config import ConfigError
 from albert_tf.config_schema import apply_overrides, dataclass_from_mapping, load_yaml_mapping
 from albert_tf.text.options import DataPrepError, DataPrepOptions
@@ -185,6 +186,8 @@ class ExperimentSpec:
     # Each variant's model section at the paper scale (for parameter counts at the paper's
     # sizes beside the paper's figures); empty when the file has no `paper` scale.
     paper_models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # The paper's claims about the table, judged in the report (albert_experiments.verdicts).
+    claims: tuple[Claim, ...] = ()
 
     def variant(self, name: str) -> VariantSpec:
         for variant in self.variants:
@@ -245,7 +248,9 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
         downstream=_downstream(settings.get("downstream", ()), f"{where}: downstream"),
         variants=variants, source=source,
         paper_models=_paper_models(document, variants if scale == PAPER_SCALE else None,
-                                   source))
+                                   source),
+        claims=parse_claims(document.get("claims"), [v.name for v in variants],
+                            source, ExperimentError))
 
 
 def _paper_models(document: Mapping[str, Any], paper_variants, source: str

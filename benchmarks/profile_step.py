@@ -60,6 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="albert_base")
+    parser.add_argument("--override", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change a field of the preset, e.g. hidden_size=64; repeatable")
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--num_predictions", type=int, default=20)
@@ -69,7 +71,7 @@ def main() -> None:
     parser.add_argument("--logdir", default=str(pathlib.Path(__file__).parent / "profiles"))
     parser.add_argument("--output", default=None, help="JSON path (default: results/...)")
     args = parser.parse_args()
-    config = load_preset(args.model)
+    config = load_preset(args.model, args.override)
     batch = random_pretraining_batch(config, args.batch_size, args.seq_length,
                                      args.num_predictions)
     modes = [profile_mode(args, config, batch, mode == "xla") for mode in args.modes]

@@ -72,6 +72,8 @@ SUITE = (
     Benchmark("finetune", "finetune.py", (),
               ("--presets", "tiny", "--pairs", "2000", "--questions", "500", "--steps", "2")),
     Benchmark("convert", "convert.py", (), ("--presets", "tiny")),
+    Benchmark("small_model_step", "small_model_step.py", (),
+              ("--variants", "trainer", "plain", "--executions", "1")),
     Benchmark("accumulation", "accumulation.py", ("--xla",),
               ("--model", "tiny", "--batch_size", "64", "--steps", "3", "--executions", "1")),
 )

@@ -49,6 +49,17 @@ def accumulation_table(result: dict) -> str:
          for r in result["rows"]])
 
 
+def small_model_table(result: dict) -> str:
+    table = markdown_table(
+        "variant:l|ms/step:r|examples/s:r|MFU:r|x trainer:r|setting:l",
+        [[r["variant"], f"{1000 * r['seconds_per_step']:.1f}",
+          f"{r['examples_per_second']:,.0f}", f"{r['mfu']:.1%}",
+          f"{r['times_trainer']:.2f}", r["description"]] for r in result["rows"]])
+    shapes = result.get("matmul_shape_flops_per_second", {})
+    return table + ("\n\nA lone float32 matmul of the model's shapes: " + ", ".join(
+        f"{name} {rate / 1e9:.0f} GFLOP/s" for name, rate in shapes.items()) if shapes else "")
+
+
 def table3_table(ratios: list[dict]) -> str:
     return markdown_table(
         "size:l|mode:l|precision:l|ALBERT ms/step:r|BERT ms/step:r|ALBERT / BERT speed-up:r"
@@ -254,6 +265,7 @@ def summary_markdown(run: dict) -> str:
          + hot_functions_table(r.get("profile_hot_functions", []))),
         ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
         ("accumulation", "Gradient accumulation", accumulation_table),
+        ("small_model_step", "Small-model (mini scale) train step", small_model_table),
     ]
     for name, title, render in sections:
         if name in results:

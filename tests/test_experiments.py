@@ -333,3 +333,52 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     # ... nor one whose training shards were made another way.
     assert experiment_main([*run, "--override", "shards.masked_lm_prob=0.2"]) == 2
     assert "training_data.shards.masked_lm_prob: 0.15 -> 0.2" in capsys.readouterr().err
+
+
+def _result(name, accuracy, masked_tokens=10_000, metric="mlm_accuracy"):
+    return {"name": name, "metrics": {metric: accuracy},
+            "heldout_counts": {"sop": {"masked_tokens": masked_tokens, "examples": 400},
+                               "nsp": {"examples": 400}}}
+
+
+def test_verdicts_use_the_normal_interval_of_two_accuracies():
+    from albert_experiments.verdicts import Claim, judge
+    results = {"a": _result("a", 0.20), "b": _result("b", 0.18)}
+    verdict = judge(Claim("a beats b", "mlm_accuracy", "a", "b", "higher"), results)
+    # By hand: se = sqrt(.2 * .8 / 1e4 + .18 * .82 / 1e4) = 0.0055426; 1.96 se = 0.010864.
+    assert verdict.difference == pytest.approx(0.02)
+    assert (verdict.low, verdict.high) == pytest.approx((0.009136, 0.030864), abs=1e-5)
+    assert verdict.outcome == "shown" and verdict.samples == 10_000
+    assert judge(Claim("", "mlm_accuracy", "a", "b", "lower"), results).outcome == \
+        "contradicted"
+    close = {"a": _result("a", 0.20), "b": _result("b", 0.195)}
+    assert judge(Claim("", "mlm_accuracy", "a", "b", "higher"), close).outcome == "not shown"
+    assert judge(Claim("", "mlm_accuracy", "a", "b", "same", 0.02), close).outcome == "shown"
+    assert judge(Claim("", "mlm_accuracy", "a", "b", "same", 0.001), results).outcome == \
+        "contradicted"
+    assert judge(Claim("", "mlm_accuracy", "a", "missing", "same"), results).outcome == \
+        "not run"
+
+
+def test_a_claim_against_chance_uses_the_sentence_examples():
+    from albert_experiments.verdicts import Claim, judge
+    results = {"sop": _result("sop", 0.58, metric="nsp_accuracy")}
+    verdict = judge(Claim("", "nsp_accuracy", "sop", "chance", "higher"), results)
+    # se = sqrt(.58 * .42 / 400) = 0.024678; the interval is 0.08 +- 0.048368.
+    assert (verdict.low, verdict.high) == pytest.approx((0.031632, 0.128368), abs=1e-5)
+    assert verdict.outcome == "shown" and verdict.samples == 400
+
+
+@pytest.mark.parametrize("claim, message", [
+    ({"metric": "mlm_accuracy", "compare": ["a", "nowhere"], "expect": "higher"},
+     "no variant named 'nowhere'"),
+    ({"metric": "f1", "compare": ["a", "b"], "expect": "higher"}, "metric must be one of"),
+    ({"metric": "mlm_accuracy", "compare": ["a", "b"], "expect": "better"},
+     "expect must be one of"),
+    ({"metric": "mlm_accuracy", "compare": ["a"], "expect": "higher"}, "compare must name two"),
+])
+def test_bad_claims_are_named(claim, message):
+    from albert_experiments.spec import ExperimentError
+    from albert_experiments.verdicts import parse_claims
+    with pytest.raises(ExperimentError, match=message):
+        parse_claims([claim], ["a", "b"], "table.yaml", ExperimentError)
