@@ -17,6 +17,7 @@ import zlib
 import pytest
 
 from albert_tf.downstream.glue import GLUE_TASKS, read_glue
+from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, folder_classification_task
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
 from data_prep.rdata import (
@@ -321,11 +322,10 @@ def test_lee_reader_checks_the_matrix_against_the_documents(tmp_path):
 def read_back(record, folder):
     """Every split as albert-finetune's reader gives it, with the test labels joined back:
     split -> [(texts, label)]."""
-    if record["albert_finetune"]["task"]:
+    if record["albert_finetune"]["task"] == FOLDER_CLASSIFICATION:  # labels from source.json
+        task = folder_classification_task(folder)
+    else:
         task = GLUE_TASKS[record["albert_finetune"]["task"]]
-    else:  # the five topics: SST-2's columns with the task's own labels
-        task = dataclasses.replace(GLUE_TASKS["sst2"], name=record["task"],
-                                   labels=tuple(record["labels"]))
     with open(os.path.join(folder, record["files"]["test_labels"]), encoding="utf-8") as file:
         rows = list(csv.reader(file, delimiter="\t"))
     test_labels = {index: value for index, value in rows[1:]}
@@ -408,7 +408,7 @@ def test_bbc_split_is_stratified_and_repeats_are_dropped(fixtures, tmp_path):
     for split, per_topic in (("train", 8), ("dev", 1), ("test", 1)):
         counts = record["splits"][split]["class_counts"]
         assert counts == {topic: per_topic for topic in TOPICS} or split == "train"
-    assert record["albert_finetune"]["task"] is None
+    assert record["albert_finetune"]["task"] == "classify"
 
 
 def test_shared_texts_join_their_groups(fixtures, tmp_path):

@@ -393,3 +393,29 @@ def test_released_format_checkpoints_start_a_run_with_the_same_encoder(pretraine
         assert loaded.spm_model and os.path.exists(loaded.spm_model)
         for ours, theirs in zip(reference.encoder.get_weights(), loaded.encoder.get_weights()):
             np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_path):
+    """`classify`: a folder as `albert-data task` writes it (SST-2's columns, its labels in
+    source.json, here in an order that is not the sorted one), trained end to end."""
+    folder = tmp_path / "feelings"
+    folder.mkdir()
+    names = {0: "sad", 1: "glad"}
+    for split, count, seed in (("train", 480, 1), ("dev", 100, 2)):
+        write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
+                  [(sentence, names[label]) for sentence, label in sentiment_rows(count, seed)])
+    write_tsv(folder / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(30, 3))])
+    (folder / "source.json").write_text(json.dumps({"labels": ["sad", "glad"]}))
+    model_dir = tmp_path / "run"
+    assert finetune("classify", str(folder), pretrained, model_dir, *SST2_RECIPE) == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
+    lines = (model_dir / "predictions" / "classify.tsv").read_text().splitlines()
+    truth = [names[label] for _, label in sentiment_rows(30, 3)]
+    predicted = [line.split("\t")[1] for line in lines[1:]]
+    assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
+    (folder / "source.json").write_text(json.dumps({"labels": ["sad"]}))
+    assert finetune("classify", str(folder), pretrained, tmp_path / "again",
+                    *SST2_RECIPE) == 2

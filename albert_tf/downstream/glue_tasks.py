@@ -4,11 +4,13 @@ and leaderboard file names (`GLUE_TASKS`). No TensorFlow."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import types
 from typing import Mapping, Optional, Union
 
 from albert_tf.downstream.examples import TaskDataError
+from albert_tf.text.files import exists, read_bytes
 
 
 def _frozen(mapping: dict) -> Mapping:
@@ -201,3 +203,30 @@ def get_glue_task(task: TaskLike) -> GlueTask:
         raise TaskDataError(
             f"unknown GLUE task {task!r}; known tasks: {', '.join(GLUE_TASKS)}")
     return GLUE_TASKS[key]
+
+
+# The task of a folder written by `albert-data task` (any label set, SST-2's columns).
+FOLDER_CLASSIFICATION = "classify"
+FOLDER_DESCRIPTION = "source.json"
+
+
+def folder_classification_task(data_dir: str) -> GlueTask:
+    """Single-text classification over the labels a task folder names: SST-2's columns
+    (`sentence`, `label`; test files `index`, `sentence`), its label set from the folder's
+    `source.json` (its `labels` list, as `albert-data task` writes it), scored by accuracy.
+
+    Raises:
+        TaskDataError: the folder has no `source.json` listing two or more labels.
+    """
+    path = os.path.join(data_dir, FOLDER_DESCRIPTION)
+    if not exists(path):
+        raise TaskDataError(f"{path}: not found; task {FOLDER_CLASSIFICATION!r} reads its labels "
+                            f"from the source.json `albert-data task` writes beside the TSVs")
+    labels = json.loads(read_bytes(path)).get("labels")
+    if not (isinstance(labels, list) and len(labels) >= 2):
+        raise TaskDataError(f"{path}: field 'labels' must list the task's labels (two or "
+                            f"more), got {labels!r}")
+    return dataclasses.replace(
+        GLUE_TASKS["sst2"], name=FOLDER_CLASSIFICATION, folder=os.path.basename(data_dir),
+        labels=tuple(str(label) for label in labels),
+        submission_files=_frozen({"test": f"{FOLDER_CLASSIFICATION}.tsv"}))

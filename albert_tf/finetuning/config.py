@@ -31,7 +31,7 @@ from albert_tf.config_schema import (
     require_positive,
 )
 from albert_tf.distribution_config import DistributionConfig
-from albert_tf.downstream.glue_tasks import GLUE_TASKS
+from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, GLUE_TASKS
 from albert_tf.optimizer_config import OptimizerConfig
 from albert_tf.training.loop_config import TrainingLoopConfig
 
@@ -128,9 +128,10 @@ class FinetuneTrainConfig(TrainingLoopConfig):
         self.require_multiple_of_execution("eval_every_steps")
 
 
-# Every task albert-finetune runs: the GLUE tasks, SQuAD v1.1 / v2.0 and RACE.
+# Every task albert-finetune runs: the GLUE tasks, SQuAD v1.1 / v2.0, RACE, and `classify`
+# (a folder of `albert-data task` with its own labels).
 GLUE_NAMES = tuple(GLUE_TASKS)
-TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race")
+TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race", FOLDER_CLASSIFICATION)
 SQUAD_V2_HEADS = ("answerability", "cls")
 
 

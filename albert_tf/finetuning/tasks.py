@@ -19,6 +19,7 @@ import numpy as np
 
 from albert_tf.downstream import glue, metrics, race, squad, squad_evaluation, squad_postprocess
 from albert_tf.downstream.examples import TaskDataError
+from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, folder_classification_task
 from albert_tf.finetuning.config import GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
@@ -111,9 +112,9 @@ class GlueTask(FinetuneTask):
     label_features = ("label",)
     writes_dev_predictions = False
 
-    def __init__(self, name: str, config):
+    def __init__(self, name: str, config, spec: glue.GlueTask | None = None):
         super().__init__(name, config)
-        self.spec = glue.GLUE_TASKS[name]
+        self.spec = spec or glue.GLUE_TASKS[name]
         self.kind = "regression" if self.spec.is_regression else "classification"
         self.primary_metric = self.spec.metrics[0]  # what picks the best checkpoint
         if name == "mnli":
@@ -329,4 +330,7 @@ def get_task(config) -> FinetuneTask:
         return SquadTask(config.task, config)
     if config.task == "race":
         return RaceTask(config.task, config)
+    if config.task == FOLDER_CLASSIFICATION:
+        return GlueTask(config.task, config,
+                        folder_classification_task(config.data.data_dir))
     raise TaskDataError(f"unknown task '{config.task}' (known: {', '.join(TASK_NAMES)})")

