@@ -156,3 +156,31 @@ def test_copy_weights_reports_what_it_did_and_refuses_other_shapes(tiny_config):
     with pytest.raises(CheckpointError, match="wrong shape") as raised:
         copy_weights(encoder, wider)
     assert "intermediate/kernel" in str(raised.value)
+
+
+def test_a_probe_trains_only_the_unfrozen_parts(original_folder, tmp_path):
+    """init.freeze: a sentence probe on a pretrained model moves the pooler and the sentence
+    head and leaves every other weight as the checkpoint had it."""
+    from albert_tf.optimization import create_optimizer
+    from albert_tf.training.initialization import freeze_parts
+
+    folder, _ = original_folder
+    config = run_config(tmp_path, checkpoint=folder, checkpoint_format="original",
+                        ignore=["^sentence_head/"],
+                        freeze=["encoder.embedding", "encoder.transformer", "masked_lm"])
+    model, _ = started_model(config)
+    [message] = freeze_parts(model, config.init.freeze)
+    assert message.startswith("frozen: encoder.embedding, encoder.transformer, masked_lm")
+    parameters = [*model.encoder.weights, *model.masked_lm.weights,
+                  *model.sentence_head.weights]
+    before = [weight.numpy() for weight in parameters]
+    model.compile(optimizer=create_optimizer(config.optimizer, 10))
+    model.fit(tf.data.Dataset.from_tensors(fixed_batch()).repeat(), steps_per_epoch=3,
+              verbose=0)
+    trained = {id(weight) for weight in (*model.encoder.pooler.weights,
+                                         *model.sentence_head.weights)}
+    for weight, start in zip(parameters, before):
+        changed = not np.array_equal(weight.numpy(), start)
+        assert changed == (id(weight) in trained), weight.name
+    with pytest.raises(ConfigError, match="init.freeze' must be one of encoder"):
+        run_config(tmp_path, freeze=["decoder"])

@@ -110,6 +110,9 @@ class TrainConfig(TrainingLoopConfig):
 
 
 MLM_OUTPUT_BIAS_INITS = ("zeros", "unigram")
+# The parts of a pretrainer `init.freeze` can keep at their starting weights.
+FREEZABLE_PARTS = ("encoder", "encoder.embedding", "encoder.transformer", "encoder.pooler",
+                   "masked_lm", "sentence_head")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +137,11 @@ class InitConfig:
             need it: with `zeros` they write the unigram into every hidden state instead and
             can collapse to one output for all inputs (`albert_tf.data.target_frequencies`).
         prior_examples: training examples counted for `unigram`.
+        freeze: parts of the model that keep their starting weights (not trained, on every
+            start and resume): any of `FREEZABLE_PARTS`. A probe of what a pretrained model
+            knows trains only the sentence head on it: checkpoint = the model, ignore =
+            `^sentence_head/`, freeze = [encoder.embedding, encoder.transformer, masked_lm]
+            (the pooler feeds only the sentence head, so it trains with it).
     """
 
     checkpoint: str = ""
@@ -141,12 +149,15 @@ class InitConfig:
     ignore: Sequence[str] = ()
     mlm_output_bias: str = "zeros"
     prior_examples: int = 20_000
+    freeze: Sequence[str] = ()
 
     def __post_init__(self):
         require_one_of(self.checkpoint_format, CHECKPOINT_FORMATS, "init.checkpoint_format")
         require_patterns(self.ignore, "init.ignore")
         require_one_of(self.mlm_output_bias, MLM_OUTPUT_BIAS_INITS, "init.mlm_output_bias")
         require_positive("init", self, ("prior_examples",))
+        for part in self.freeze:
+            require_one_of(part, FREEZABLE_PARTS, "init.freeze")
 
 
 @dataclasses.dataclass(frozen=True)

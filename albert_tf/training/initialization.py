@@ -83,3 +83,22 @@ def initialize_pretrainer(model: AlbertPretrainer, config: PretrainConfig,
         done.append(f"masked-LM output bias set to the log frequencies of "
                     f"{int(counts.sum()):,} targets in {examples:,} training examples")
     return done
+
+
+def freeze_parts(model: AlbertPretrainer, parts) -> list[str]:
+    """Keeps `parts` (`init.freeze`, e.g. `encoder.transformer`) of `model` at their current
+    weights: their layers stop being trainable. Returns a log line, or nothing."""
+    frozen = []
+    for part in parts:
+        layer = model
+        for name in part.split("."):
+            layer = getattr(layer, name)
+        if layer is None:
+            raise ConfigError(f"field 'init.freeze': the model has no {part} (sentence "
+                              f"objective {model.sentence_objective})")
+        layer.trainable = False
+        frozen.append(part)
+    if not frozen:
+        return []
+    trainable = sum(int(variable.shape.num_elements()) for variable in model.trainable_weights)
+    return [f"frozen: {', '.join(frozen)}; {trainable:,} parameters train"]

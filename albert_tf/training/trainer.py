@@ -53,7 +53,11 @@ from albert_tf.text.tokenizer import model_checksum
 from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
-from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
+from albert_tf.training.initialization import (
+    freeze_parts,
+    initialize_pretrainer,
+    load_init_checkpoint,
+)
 
 
 @dataclasses.dataclass
@@ -285,6 +289,9 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
                     if is_chief(strategy):
                         print(f"albert-pretrain: {line}")
             del init_model
+            for line in freeze_parts(model, config.init.freeze):
+                if is_chief(strategy):
+                    print(f"albert-pretrain: {line}")
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
