@@ -156,6 +156,13 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     if command:
         lines += ["Made by:", "", f"    {command}", ""]
     lines += [markdown_table(spec, results, paper_parameters), ""]
+    probed = [result for result in results if result.get("sentence_probe")]
+    for result in probed:
+        steps = next(iter(result["sentence_probe"].values()))["steps"]
+        lines += [f"The {result['label']} row was trained without a sentence objective: its "
+                  f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
+                  f"trained {steps} steps on each objective's training shards with the rest "
+                  f"of the model frozen, then scored on the same held-out sets.", ""]
     lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
     if spec.claims:
         by_name = {result["name"]: result for result in results}

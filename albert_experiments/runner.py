@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from typing import Any, Sequence
@@ -140,6 +141,10 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
     else:
         result = _pretrain_and_score(spec, variant, config, heldout)
         _write_result(config, result)
+    if (variant.objective == "none" and spec.evaluation.sentence_probe_steps
+            and "sentence_probe" not in result):
+        _add_sentence_probes(result, spec, variant, data, config, heldout)
+        _write_result(config, result)
     for task in spec.downstream:  # each one kept as it finishes
         if task.name not in result["downstream"]:
             result["downstream"][task.name] = fine_tune(task, config.train.model_dir,
@@ -201,6 +206,47 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},
     }
     return result
+
+
+# The parts a sentence probe keeps fixed: everything the masked-LM objective trained.
+PROBE_FROZEN = ["encoder.embedding", "encoder.transformer", "masked_lm"]
+
+
+def _add_sentence_probes(result: dict[str, Any], spec: ExperimentSpec, variant: VariantSpec,
+                         data: ExperimentData, config: PretrainConfig,
+                         heldout: dict[str, str]) -> None:
+    """SOP and NSP accuracy of a variant trained without a sentence objective, as an
+    intrinsic probe: for each objective a fresh sentence head and the pooler train
+    `sentence_probe_steps` steps on that objective's training shards, everything else frozen
+    (`init.freeze`), in `<run>/probe_<objective>`; then the held-out set scores it."""
+    steps = spec.evaluation.sentence_probe_steps
+    execution = math.gcd(steps, config.train.steps_per_execution)
+    probes = {}
+    for objective in HELDOUT_OBJECTIVES:
+        probe = dataclasses.replace(variant, pretrain=deep_merge(variant.pretrain, {
+            "sentence_objective": objective,
+            "init": {"checkpoint": config.train.model_dir, "ignore": ["^sentence_head/"],
+                     "freeze": PROBE_FROZEN, "mlm_output_bias": "zeros"},
+            "optimizer": {"warmup_steps": max(1, steps // 10)},
+            "train": {"train_steps": steps, "steps_per_epoch": steps,
+                      "backup_every_steps": steps, "steps_per_execution": execution,
+                      "eval_steps": 0}}))
+        probe_config = variant_config(
+            spec, probe, os.path.join(config.train.model_dir, f"probe_{objective}"),
+            [data.train_shards(variant.corpus_sources, objective, variant.shard_changes)],
+            [heldout[objective]], config.model.vocab_size)
+        print(f"albert-experiment: {variant.name}: {objective.upper()} probe, {steps} steps "
+              f"on the frozen encoder -> {probe_config.train.model_dir}")
+        tf_keras.backend.clear_session()
+        run_pretraining(probe_config)
+        model, _, _ = load_pretrainer(probe_config.train.model_dir)
+        scores = evaluate_files(model, probe_config, [heldout[objective]],
+                                spec.evaluation.batch_size, spec.evaluation.max_batches,
+                                field=f"held-out {objective} shards")
+        probes[objective] = {"steps": steps, "frozen": PROBE_FROZEN, **scores}
+        result["metrics"][f"{objective}_accuracy"] = scores["sentence_accuracy"]
+        result.setdefault("heldout_counts", {})[objective] = heldout_counts(heldout[objective])
+    result["sentence_probe"] = probes
 
 
 def heldout_counts(pattern: str) -> dict[str, int]:

@@ -120,10 +120,14 @@ class ShardSpec:
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationSpec:
-    """How the held-out sets are scored: batch size, and at most this many batches."""
+    """How the held-out sets are scored: batch size, and at most this many batches.
+    `sentence_probe_steps`: a variant trained without a sentence objective gets SOP and NSP
+    accuracies from a probe: its pooler and a fresh sentence head trained this many steps on
+    its frozen encoder (0: none, its columns stay empty)."""
 
     batch_size: int = 64
     max_batches: int | None = None
+    sentence_probe_steps: int = 300
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ import yaml
 from albert_experiments.cli import main as experiment_main
 from albert_experiments.curves import interval_means, read_scalars, training_seconds
 from albert_experiments.report import markdown_table, millions
-from albert_experiments.runner import variant_config
+from albert_experiments.runner import PROBE_FROZEN, variant_config
 from albert_experiments.spec import (
     ExperimentError,
     experiment_from_mapping,
@@ -382,3 +382,31 @@ def test_bad_claims_are_named(claim, message):
     from albert_experiments.verdicts import parse_claims
     with pytest.raises(ExperimentError, match=message):
         parse_claims([claim], ["a", "b"], "table.yaml", ExperimentError)
+
+
+@pytest.mark.slow
+def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_probes(
+        tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(ordered_documents(300, seed=1))
+    (tmp_path / "heldout.txt").write_text(ordered_documents(40, seed=2))
+    document = _document(tmp_path, variants=[
+        {"name": "none", "label": "None", "pretrain": {"sentence_objective": "none"}}])
+    document["scales"]["micro"]["evaluation"]["sentence_probe_steps"] = 10
+    path = tmp_path / "none.yaml"
+    path.write_text(yaml.safe_dump(document))
+    folders = {name: str(tmp_path / name) for name in ("work", "data", "results")}
+    assert experiment_main(["run", str(path), "--scale", "micro", "--work_dir",
+                            folders["work"], "--data_dir", folders["data"], "--results_dir",
+                            folders["results"], "--no_progress"]) == 0
+    assert "SOP probe, 10 steps on the frozen encoder" in capsys.readouterr().out
+    result = json.loads(open(os.path.join(folders["work"], "none", "result.json")).read())
+    for objective in ("sop", "nsp"):
+        probe = result["sentence_probe"][objective]
+        assert probe["steps"] == 10 and probe["frozen"] == PROBE_FROZEN
+        assert result["metrics"][f"{objective}_accuracy"] == probe["sentence_accuracy"]
+        assert result["heldout_counts"][objective]["examples"] > 0
+    # The probe left the pretrained encoder and MLM head as they were.
+    assert result["sentence_probe"]["sop"]["mlm_accuracy"] == pytest.approx(
+        result["heldout"]["sop"]["mlm_accuracy"], abs=1e-6)
+    markdown = open(os.path.join(folders["results"], "results.md")).read()
+    assert "SOP and NSP columns are probes" in markdown
