@@ -4,13 +4,15 @@
     albert-experiment run experiments/table5_sharing.yaml --scale mini --variants e128_all
     albert-experiment params experiments/table5_sharing.yaml --scale paper
     albert-experiment report experiments/table6_sentence_objective.yaml --scale mini
+    albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
 pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
 each on held-out MLM / NSP / SOP, and writes results.json, results.md (the paper's table
 with our numbers beside its figures) and PNG plots. `params` prints the parameter counts of
 each variant's built model without training; `report` rewrites the report from the
-finished variants.
+finished variants; `downstream` fine-tunes one pretraining run and a random start of the
+same sizes on every task folder and writes `downstream.json` / `downstream.md` into the run.
 """
 
 from __future__ import annotations
@@ -55,6 +57,19 @@ def _parser() -> argparse.ArgumentParser:
                                  help="run only these variants (default: all)")
             command.add_argument("--no_progress", action="store_true",
                                  help="no progress bars while building shards")
+    downstream = commands.add_parser(
+        "downstream", help="fine-tune a pretraining run and a random start of its sizes on "
+                           "every task folder, beside a bag-of-words baseline")
+    downstream.add_argument("run_dir", help="an albert-pretrain run folder")
+    downstream.add_argument("--tasks_dir", required=True,
+                            help="a folder of task folders written by `albert-data task`")
+    downstream.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                            help="fine-tuning seeds per task and start (default: 1 2 3)")
+    downstream.add_argument("--override", action="append", default=[],
+                            metavar="SECTION.FIELD=VALUE",
+                            help="change the fixed recipe for every run, e.g. "
+                                 "train.train_steps=300; may be repeated")
+    add_verbose_flag(downstream)
     return parser
 
 
@@ -96,6 +111,8 @@ def _run(args, argv: list[str]) -> int:
     from albert_tf.data.validation import DataError
     from albert_tf.text.options import DataPrepError
 
+    if args.command == "downstream":
+        return _downstream(args)
     try:
         spec = load_experiment(args.experiment, args.scale, args.override)
         if args.command == "params":
@@ -114,6 +131,24 @@ def _run(args, argv: list[str]) -> int:
         return 2
     if report["not_run"]:
         print(f"albert-experiment: not run yet: {', '.join(report['not_run'])}")
+    return 0
+
+
+def _downstream(args) -> int:
+    from albert_experiments.downstream import run_downstream
+    from albert_tf.checkpoints.reading import CheckpointError
+
+    if not os.path.isdir(args.tasks_dir):
+        print(f"albert-experiment downstream: error: --tasks_dir {args.tasks_dir}: no such "
+              f"folder (write tasks with `albert-data task --source NAME`)", file=sys.stderr)
+        return 2
+    try:
+        report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override)
+    except (ConfigError, CheckpointError, OSError) as error:
+        print(f"albert-experiment downstream: error: {error}", file=sys.stderr)
+        return 2
+    from albert_experiments.downstream import downstream_markdown
+    print(downstream_markdown(report))
     return 0
 
 

@@ -410,3 +410,35 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
         result["heldout"]["sop"]["mlm_accuracy"], abs=1e-6)
     markdown = open(os.path.join(folders["results"], "results.md")).read()
     assert "SOP and NSP columns are probes" in markdown
+
+
+@pytest.mark.slow
+def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
+                                                                          capsys):
+    from albert_experiments.downstream import gain_interval
+    assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
+                            "sop"]) == 0
+    tasks = tmp_path / "tasks"
+    folder = tasks / "feelings"
+    folder.mkdir(parents=True)
+    write_tsv(folder / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
+    write_tsv(folder / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
+    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
+    (tasks / "notes").mkdir()  # not a task folder: skipped
+    run = os.path.join(micro["work"], "sop")
+    assert experiment_main(["downstream", run, "--tasks_dir", str(tasks), "--seeds", "1", "2",
+                            "--override", "train.train_steps=10", "--override",
+                            "train.eval_every_steps=10", "--override",
+                            "optimizer.warmup_steps=2"]) == 0
+    shown = capsys.readouterr().out
+    report = json.loads(open(os.path.join(run, "downstream.json")).read())
+    row = report["tasks"]["feelings"]
+    assert row["metric"] == "accuracy" and list(report["tasks"]) == ["feelings"]
+    assert all(len(row["scores"][start]) == 2 for start in ("pretrained", "random"))
+    assert row["baseline"] >= 0.9  # the sentiment words decide these rows
+    assert (row["gain"], row["gain_low"], row["gain_high"]) == pytest.approx(
+        gain_interval(row["scores"]["pretrained"], row["scores"]["random"]))
+    assert os.path.isdir(os.path.join(run, "downstream", "random", "feelings", "seed2"))
+    assert "| feelings | accuracy |" in shown and "| **average** |" in shown
+    # Hand-computed t-interval: differences 0.1 and 0.3 -> 0.2 +- 12.706 * 0.1414 / 1.414.
+    assert gain_interval([0.6, 0.8], [0.5, 0.5]) == pytest.approx((0.2, -1.0706, 1.4706))

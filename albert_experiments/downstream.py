@@ -1,0 +1,159 @@
+"""`albert-experiment downstream RUN_DIR`: does a pretraining run make a better model?
+
+Every task folder under `--tasks_dir` (written by `albert-data task`; its `source.json`
+names the `albert-finetune` task that reads it) is fine-tuned with one fixed recipe
+(`RECIPE`, at the run's sequence length) and several seeds from two starts of the same
+sizes: the pretrained run, and a random start. A bag-of-words baseline comes beside them
+(`albert_experiments.bag_of_words`). Per task the table shows the dev metric of each start
+(mean over seeds), the baseline, and the pretrained - random gain with a 95% t-interval over
+the seeds (paired by seed); then the average over tasks.
+
+Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/`, random
+starts under `RUN_DIR/downstream/random/`), so a rerun skips finished cells and resumes an
+interrupted one; a task that fails is reported with its error and the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Sequence
+
+import numpy as np
+import tf_keras
+import yaml
+
+from albert_experiments.bag_of_words import baseline_score
+from albert_tf.finetuning.config import load_finetune_config, recipe_path
+from albert_tf.finetuning.runner import run_finetuning
+from albert_tf.finetuning.tasks import get_task
+from albert_tf.text.files import atomic_write_bytes
+from albert_tf.training.config import load_pretrain_config
+
+# The one recipe every task and start gets: short, for models of a few hundred thousand
+# parameters on a few thousand examples.
+RECIPE = ("optimizer.learning_rate=5e-4", "optimizer.warmup_steps=60",
+          "train.global_batch_size=32", "train.train_steps=600",
+          "train.eval_every_steps=200", "train.verbose=0", "model.classifier_dropout=0.1")
+DEFAULT_SEEDS = (1, 2, 3)
+STARTS = ("pretrained", "random")
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1-10).
+T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
+    """(name, albert-finetune task, folder) of every task folder under `tasks_dir`."""
+    tasks = []
+    for name in sorted(os.listdir(tasks_dir)):
+        description = os.path.join(tasks_dir, name, "source.json")
+        if os.path.exists(description):
+            with open(description, encoding="utf-8") as f:
+                task = json.load(f)["albert_finetune"]["task"]
+            tasks.append((name, task, os.path.join(tasks_dir, name)))
+    return tasks
+
+
+def gain_interval(pretrained: Sequence[float], random: Sequence[float]
+                  ) -> tuple[float, float, float]:
+    """Mean paired difference and its 95% t-interval (the bounds equal the mean for one
+    seed)."""
+    differences = np.asarray(pretrained) - np.asarray(random)
+    mean = float(differences.mean())
+    if len(differences) < 2:
+        return mean, mean, mean
+    half = T_95[min(len(differences) - 1, len(T_95)) - 1] * float(
+        differences.std(ddof=1)) / math.sqrt(len(differences))
+    return mean, mean - half, mean + half
+
+
+def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_length: int,
+               seed: int, model_dir: str, overrides: Sequence[str]) -> tuple[str, float]:
+    """The primary metric's name and dev score of one fine-tuning run."""
+    config = load_finetune_config(recipe_path(task), [
+        *RECIPE, *overrides, *start, f"model.spm_model={spm_model}", f"data.data_dir={folder}",
+        f"data.max_seq_length={seq_length}", f"train.seed={seed}",
+        f"train.model_dir={model_dir}"], task=task)
+    tf_keras.backend.clear_session()
+    outcome = run_finetuning(config)
+    split = next(iter(outcome.dev_metrics))
+    metric = get_task(config).primary_metric
+    return metric, float(outcome.dev_metrics[split][metric])
+
+
+def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
+                   overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Fine-tunes `run_dir` and a random start on every task (`RECIPE`, then `overrides`);
+    writes and returns `downstream.json` (and `downstream.md`) in `run_dir`."""
+    run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
+    # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
+    spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
+    folder = os.path.join(run_dir, "downstream")
+    os.makedirs(os.path.join(folder, "random"), exist_ok=True)
+    model_yaml = os.path.join(folder, "random", "model_config.yaml")
+    atomic_write_bytes(model_yaml, yaml.safe_dump(run.model.to_dict()).encode())
+    starts = {"pretrained": [f"model.init_checkpoint={run_dir}"],
+              "random": [f"model.config={model_yaml}"]}
+    rows = {}
+    for name, task, task_folder in suite_tasks(tasks_dir):
+        try:
+            runs = {start: [_fine_tune(task, task_folder, starts[start], spm_model,
+                                       run.data.max_seq_length, seed, os.path.join(
+                                           folder, *(("random",) if start == "random"
+                                                     else ()), name, f"seed{seed}"),
+                                       overrides)
+                            for seed in seeds] for start in STARTS}
+            scores = {start: [score for _, score in runs[start]] for start in STARTS}
+            gain, low, high = gain_interval(scores["pretrained"], scores["random"])
+            rows[name] = {"task": task, "metric": runs["pretrained"][0][0], "scores": scores,
+                          "baseline": baseline_score(task_folder, task),
+                          "gain": gain, "gain_low": low, "gain_high": high}
+        except Exception as error:  # one task's failure must not lose the others
+            rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
+            print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
+        print(f"albert-experiment downstream: {name} done", flush=True)
+    report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
+              "recipe": [*RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
+    atomic_write_bytes(os.path.join(run_dir, "downstream.json"),
+                       json.dumps(report, indent=1).encode())
+    atomic_write_bytes(os.path.join(run_dir, "downstream.md"),
+                       downstream_markdown(report).encode())
+    return report
+
+
+def _average(rows: dict[str, Any]) -> dict[str, float] | None:
+    done = [row for row in rows.values() if "error" not in row]
+    if not done:
+        return None
+    pretrained = np.mean([row["scores"]["pretrained"] for row in done], axis=0)
+    random = np.mean([row["scores"]["random"] for row in done], axis=0)
+    gain, low, high = gain_interval(pretrained, random)
+    return {"pretrained": float(pretrained.mean()), "random": float(random.mean()),
+            "baseline": float(np.mean([row["baseline"] for row in done])),
+            "gain": gain, "gain_low": low, "gain_high": high}
+
+
+def downstream_markdown(report: dict[str, Any]) -> str:
+    """The report as a markdown table, scores in points."""
+    lines = [f"# Downstream: {report['run']}", "",
+             f"Dev scores (x100), mean over seeds {report['seeds']}; gain = pretrained - "
+             f"random, paired by seed, with a 95% t-interval.", "",
+             "| task | metric | pretrained | random start | bag of words | gain [95%] |",
+             "|---|---|---:|---:|---:|---|"]
+    for name, row in report["tasks"].items():
+        if "error" in row:
+            lines.append(f"| {name} | failed: {row['error']} | | | | |")
+            continue
+        lines.append(
+            f"| {name} | {row['metric']} | {100 * np.mean(row['scores']['pretrained']):.1f} | "
+            f"{100 * np.mean(row['scores']['random']):.1f} | {100 * row['baseline']:.1f} | "
+            f"{100 * row['gain']:+.1f} [{100 * row['gain_low']:+.1f}, "
+            f"{100 * row['gain_high']:+.1f}] |")
+    average = report["average"]
+    if average:
+        lines.append(
+            f"| **average** | | {100 * average['pretrained']:.1f} | "
+            f"{100 * average['random']:.1f} | {100 * average['baseline']:.1f} | "
+            f"{100 * average['gain']:+.1f} [{100 * average['gain_low']:+.1f}, "
+            f"{100 * average['gain_high']:+.1f}] |")
+    return "\n".join(lines) + "\n"
