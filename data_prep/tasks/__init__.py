@@ -8,8 +8,8 @@ folders `albert-finetune` reads (`albert-data task --source NAME --output DIR`).
 | `fine-foods`      | sentiment of a product review     | r-cran-modeldata (apt) | `sst2`    |
 | `lee-pairs`       | similarity of two news documents  | gensim (pip)           | `stsb`    |
 
-(*) SST-2's columns with the five topic names as labels: no `albert-finetune` task has that
-label set yet, so `source.json` says so instead of naming a task.
+(*) SST-2's columns with the five topic names as labels, listed in `source.json`:
+`albert-finetune --task classify` reads such a folder with its own label set.
 
 Each source names the package that provides it, where its files are in the installed package,
 a reader of that package's own on-disk format and the unit its split keeps whole (an article,
