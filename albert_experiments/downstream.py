@@ -25,6 +25,7 @@ import tf_keras
 import yaml
 
 from albert_experiments.bag_of_words import baseline_score
+from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.finetuning.config import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task
@@ -46,7 +47,7 @@ def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
     """(name, albert-finetune task, folder) of every task folder under `tasks_dir`."""
     tasks = []
     for name in sorted(os.listdir(tasks_dir)):
-        description = os.path.join(tasks_dir, name, "source.json")
+        description = os.path.join(tasks_dir, name, FOLDER_DESCRIPTION)
         if os.path.exists(description):
             with open(description, encoding="utf-8") as f:
                 task = json.load(f)["albert_finetune"]["task"]
