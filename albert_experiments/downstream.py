@@ -21,14 +21,11 @@ import os
 from typing import Any, Sequence
 
 import numpy as np
-import tf_keras
 import yaml
 
 from albert_experiments.bag_of_words import baseline_score
+from albert_experiments.fine_tuning import dev_scores
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
-from albert_tf.finetuning.config import load_finetune_config, recipe_path
-from albert_tf.finetuning.runner import run_finetuning
-from albert_tf.finetuning.tasks import get_task
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
 
@@ -71,15 +68,11 @@ def gain_interval(pretrained: Sequence[float], random: Sequence[float]
 def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_length: int,
                seed: int, model_dir: str, overrides: Sequence[str]) -> tuple[str, float]:
     """The primary metric's name and dev score of one fine-tuning run."""
-    config = load_finetune_config(recipe_path(task), [
+    scores = dev_scores(task, [
         *RECIPE, *overrides, *start, f"model.spm_model={spm_model}", f"data.data_dir={folder}",
         f"data.max_seq_length={seq_length}", f"train.seed={seed}",
-        f"train.model_dir={model_dir}"], task=task)
-    tf_keras.backend.clear_session()
-    outcome = run_finetuning(config)
-    split = next(iter(outcome.dev_metrics))
-    metric = get_task(config).primary_metric
-    return metric, float(outcome.dev_metrics[split][metric])
+        f"train.model_dir={model_dir}"])
+    return scores["metric"], scores["value"]
 
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import tf_keras
 
 from albert_experiments.curves import run_curves
+from albert_experiments.fine_tuning import dev_scores
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RESULT_FILE, write_report
 from albert_experiments.spec import (
@@ -30,9 +31,6 @@ from albert_experiments.spec import (
 )
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
-from albert_tf.finetuning.config import load_finetune_config, recipe_path
-from albert_tf.finetuning.runner import run_finetuning
-from albert_tf.finetuning.tasks import get_task
 from albert_tf.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer
@@ -161,21 +159,11 @@ def _write_result(config: PretrainConfig, result: dict[str, Any]) -> None:
 def fine_tune(task: DownstreamSpec, pretrained_dir: str, spm_model: str) -> dict[str, Any]:
     """Fine-tunes the pretrained run on one downstream task (or finds the run finished) and
     returns its dev scores; the run lives in `<pretrained_dir>/finetune/<task name>`."""
-    config = load_finetune_config(recipe_path(task.task), [
+    return dev_scores(task.task, [
         *task.overrides, f"model.init_checkpoint={pretrained_dir}",
         f"model.spm_model={spm_model}", f"data.data_dir={task.data_dir}",
         f"train.model_dir={os.path.join(pretrained_dir, 'finetune', task.name)}"],
-        task=task.task)
-    tf_keras.backend.clear_session()
-    outcome = run_finetuning(config)
-    metric = task.metric or get_task(config).primary_metric
-    first_split = next(iter(outcome.dev_metrics))
-    if metric not in outcome.dev_metrics[first_split]:
-        raise ExperimentError(f"downstream task {task.name}: no dev metric {metric!r} (the "
-                              f"run reports {', '.join(outcome.dev_metrics[first_split])})")
-    return {"task": task.task, "metric": metric, "split": first_split,
-            "value": outcome.dev_metrics[first_split][metric], "best_step": outcome.best_step,
-            "dev": outcome.dev_metrics}
+        metric=task.metric, label=task.name)
 
 
 def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig,

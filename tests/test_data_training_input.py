@@ -5,6 +5,7 @@ encoding (`unique_token_documents`: every piece id is unique, so an example is k
 ids), then read back through `pretraining_dataset`.
 """
 
+import collections
 import dataclasses
 import json
 import random
@@ -105,6 +106,38 @@ def test_start_batch_yields_the_rest_of_the_uninterrupted_stream(corpus, pipelin
         resumed = dataclasses.replace(config, start_batch=skipped)
         assert_same_batches(uninterrupted[skipped:],
                             numpy_batches(pretraining_dataset(resumed, context), kept))
+
+
+def read_examples(config, count, context=None):
+    """The first `count` examples of the training stream, each as its ids' bytes."""
+    batch_size = (context.get_per_replica_batch_size(config.global_batch_size) if context
+                  else config.global_batch_size)
+    batches = numpy_batches(pretraining_dataset(config, context), -(-count // batch_size))
+    return [ids.tobytes() for batch in batches for ids in batch["input_word_ids"]][:count]
+
+
+@pytest.mark.parametrize("shards, cycle_length, pipelines", [(2, 8, 1), (3, 8, 1), (4, 2, 1),
+                                                              (4, 8, 2)])
+def test_every_pass_reads_each_example_once(corpus, shards, cycle_length, pipelines):
+    """Fewer shards than interleave slots must not open a shard twice at once (that fed each
+    example 2-4 times within a few thousand examples, and a small model memorized them).
+    Unshuffled, the first two passes hold every example exactly twice; shuffled, the first
+    pass less one shuffle buffer holds no example twice."""
+    records = corpus.records
+    for pipeline in range(pipelines):
+        context = (tf.distribute.InputContext(num_input_pipelines=pipelines,
+                                              input_pipeline_id=pipeline,
+                                              num_replicas_in_sync=pipelines)
+                   if pipelines > 1 else None)
+        mine = [index for index in range(shards) if index % pipelines == pipeline]
+        expected = sum(len(records[index::SHARDS]) for index in mine)
+        config = make_config(corpus, corpus.paths[:shards], cycle_length=cycle_length,
+                             shuffle_buffer=1, global_batch_size=8)
+        counts = collections.Counter(read_examples(config, 2 * expected, context))
+        assert len(counts) == expected and set(counts.values()) == {2}
+        shuffled = dataclasses.replace(config, shuffle_buffer=64)
+        first_pass = read_examples(shuffled, expected - 64, context)
+        assert len(set(first_pass)) == len(first_pass)
 
 
 def test_skipped_batches_are_never_parsed_or_masked(corpus, tmp_path):

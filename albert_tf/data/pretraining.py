@@ -136,11 +136,18 @@ def _serialized_records(config: PretrainingDataConfig, files: list[str], pipelin
     deterministic = not config.is_training or config.seed is not None
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if len(files) >= pipelines:
-        # Each input pipeline reads its own files.
+        # Each input pipeline reads its own files. One pass reads each file once, in a fresh
+        # order every pass; only the whole pass repeats. (Repeating the file names before
+        # interleaving them, with fewer files than `cycle_length`, would open the same file
+        # in several slots at once and feed every example two or more times within a few
+        # thousand examples: a small model then memorizes its sentence labels.)
         dataset = dataset.shard(pipelines, pipeline)
         if config.is_training:
-            dataset = dataset.shuffle(len(files), seed=config.seed).repeat()
+            dataset = dataset.shuffle(len(files), seed=config.seed,
+                                      reshuffle_each_iteration=True)
         dataset = _read_interleaved(dataset, config, deterministic)
+        if config.is_training:
+            dataset = dataset.repeat()
     else:
         # Fewer files than pipelines: every pipeline reads all records in the same order and
         # keeps every n-th, so no two replicas see the same example.
