@@ -193,3 +193,17 @@ def _first_record(path: str, field: str) -> bytes | None:
     except Exception as error:  # OSError locally, tf.errors.OpError on remote filesystems
         reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
         raise DataError(f"{path} (matched by {field}) cannot be read: {reason}") from None
+
+
+def manifest_example_count(files: list[str]) -> int | None:
+    """Examples in `files` by their folders' manifests; None when a file has no manifest
+    entry (shards written by other tools)."""
+    entries: dict[str, int] = {}
+    for folder in sorted({shard_folder(path) for path in files}):
+        manifest = read_shard_manifest(folder) or {}
+        for shard in manifest.get("shards", []):
+            if isinstance(shard, dict) and isinstance(shard.get("examples"), int):
+                entries[os.path.join(folder, str(shard.get("file")))] = shard["examples"]
+    counts = [entries.get(os.path.join(shard_folder(path), os.path.basename(path)))
+              for path in files]
+    return None if not counts or None in counts else sum(counts)

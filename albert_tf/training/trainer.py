@@ -38,6 +38,7 @@ from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_datase
 from albert_tf.data.validation import (
     DataError,
     check_pretraining_files,
+    manifest_example_count,
     read_shard_manifest,
     shard_folder,
 )
@@ -58,6 +59,7 @@ from albert_tf.training.initialization import (
     initialize_pretrainer,
     load_init_checkpoint,
 )
+from albert_tf.training.memorization import MemorizationWatch, passes_note
 
 
 @dataclasses.dataclass
@@ -186,8 +188,8 @@ def _watch_batch(config: PretrainConfig, files: list[str]) -> dict[str, tf.Tenso
     return next(iter(pretraining_dataset(data_config)))
 
 
-def _callbacks(config: PretrainConfig, strategy,
-               watch_batch: dict[str, tf.Tensor]) -> list[tf_keras.callbacks.Callback]:
+def _callbacks(config: PretrainConfig, strategy, watch_batch: dict[str, tf.Tensor],
+               heldout_examples: int) -> list[tf_keras.callbacks.Callback]:
     folders = run_folders(config.train.model_dir)
     chief = is_chief(strategy)
     return [
@@ -201,6 +203,7 @@ def _callbacks(config: PretrainConfig, strategy,
         TrainingScalars(folders["tensorboard"], config.train.global_batch_size,
                         config.train.log_every_steps, enabled=chief),
         CollapseWatch(watch_batch, folders["tensorboard"], enabled=chief),
+        MemorizationWatch(heldout_examples, enabled=chief),
     ]
 
 
@@ -277,6 +280,10 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     if is_chief(strategy):
         save_run_config(config)
     tf_keras.utils.set_random_seed(config.train.seed)
+    note = passes_note(manifest_example_count(train_files), config.train.train_steps,
+                       config.train.global_batch_size, config.data.dynamic_masking)
+    if note and is_chief(strategy):
+        print(f"albert-pretrain: {note}")
     latest = tf.train.latest_checkpoint(folders["checkpoints"])
     start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
     fresh_start = latest is None and not start_step
@@ -319,7 +326,8 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
                            steps_per_epoch=config.train.steps_per_epoch,
                            validation_data=eval_data, validation_steps=eval_steps,
                            callbacks=_callbacks(config, strategy,
-                                                _watch_batch(config, eval_files or train_files)),
+                                                _watch_batch(config, eval_files or train_files),
+                                                (eval_steps or 0) * config.train.global_batch_size),
                            verbose=config.train.verbose)
         history = fitted.history
         latest = tf.train.latest_checkpoint(folders["checkpoints"])
