@@ -2,11 +2,12 @@
 
 Every task folder under `--tasks_dir` (written by `albert-data task`; its `source.json`
 names the `albert-finetune` task that reads it) is fine-tuned with one fixed recipe
-(`RECIPE`, at the run's sequence length) and several seeds from two starts of the same
-sizes: the pretrained run, and a random start. A bag-of-words baseline comes beside them
-(`albert_experiments.bag_of_words`). Per task the table shows the dev metric of each start
-(mean over seeds), the baseline, and the pretrained - random gain with a 95% t-interval over
-the seeds (paired by seed); then the average over tasks.
+(`albert_tf.finetuning.starts.SMALL_MODEL_RECIPE`, at the run's sequence length) and
+several seeds from two starts of the same sizes: the pretrained run, and a random start. A
+bag-of-words baseline comes beside them (`albert_experiments.bag_of_words`). Per task the
+table shows the dev metric of each start (mean over seeds), the baseline, and the
+pretrained - random gain with a 95% t-interval over the seeds (paired by seed); then the
+average over tasks.
 
 Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/`, random
 starts under `RUN_DIR/downstream/random/`), so a rerun skips finished cells and resumes an
@@ -21,35 +22,29 @@ import os
 from typing import Any, Sequence
 
 import numpy as np
-import yaml
 
 from albert_experiments.bag_of_words import baseline_score
-from albert_experiments.fine_tuning import dev_scores
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
+from albert_tf.finetuning.starts import (
+    SMALL_MODEL_RECIPE,
+    STARTS,
+    dev_scores,
+    folder_task,
+    start_overrides,
+)
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
 
-# The one recipe every task and start gets: short, for models of a few hundred thousand
-# parameters on a few thousand examples.
-RECIPE = ("optimizer.learning_rate=5e-4", "optimizer.warmup_steps=60",
-          "train.global_batch_size=32", "train.train_steps=600",
-          "train.eval_every_steps=200", "train.verbose=0", "model.classifier_dropout=0.1")
 DEFAULT_SEEDS = (1, 2, 3)
-STARTS = ("pretrained", "random")
 # Two-sided 95% quantiles of Student's t by degrees of freedom (1-10).
 T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 
 
 def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
     """(name, albert-finetune task, folder) of every task folder under `tasks_dir`."""
-    tasks = []
-    for name in sorted(os.listdir(tasks_dir)):
-        description = os.path.join(tasks_dir, name, FOLDER_DESCRIPTION)
-        if os.path.exists(description):
-            with open(description, encoding="utf-8") as f:
-                task = json.load(f)["albert_finetune"]["task"]
-            tasks.append((name, task, os.path.join(tasks_dir, name)))
-    return tasks
+    return [(name, folder_task(os.path.join(tasks_dir, name)), os.path.join(tasks_dir, name))
+            for name in sorted(os.listdir(tasks_dir))
+            if os.path.exists(os.path.join(tasks_dir, name, FOLDER_DESCRIPTION))]
 
 
 def gain_interval(pretrained: Sequence[float], random: Sequence[float]
@@ -69,7 +64,8 @@ def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_len
                seed: int, model_dir: str, overrides: Sequence[str]) -> tuple[str, float]:
     """The primary metric's name and dev score of one fine-tuning run."""
     scores = dev_scores(task, [
-        *RECIPE, *overrides, *start, f"model.spm_model={spm_model}", f"data.data_dir={folder}",
+        *SMALL_MODEL_RECIPE, *overrides, *start, f"model.spm_model={spm_model}",
+        f"data.data_dir={folder}",
         f"data.max_seq_length={seq_length}", f"train.seed={seed}",
         f"train.model_dir={model_dir}"])
     return scores["metric"], scores["value"]
@@ -77,17 +73,15 @@ def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_len
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
                    overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """Fine-tunes `run_dir` and a random start on every task (`RECIPE`, then `overrides`);
-    writes and returns `downstream.json` (and `downstream.md`) in `run_dir`."""
+    """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
+    `overrides`); writes and returns `downstream.json` (and `downstream.md`) in `run_dir`."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
     folder = os.path.join(run_dir, "downstream")
     os.makedirs(os.path.join(folder, "random"), exist_ok=True)
-    model_yaml = os.path.join(folder, "random", "model_config.yaml")
-    atomic_write_bytes(model_yaml, yaml.safe_dump(run.model.to_dict()).encode())
-    starts = {"pretrained": [f"model.init_checkpoint={run_dir}"],
-              "random": [f"model.config={model_yaml}"]}
+    starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
+                                     run.model.to_dict()) for start in STARTS}
     rows = {}
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
@@ -107,7 +101,7 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
         print(f"albert-experiment downstream: {name} done", flush=True)
     report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
-              "recipe": [*RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
+              "recipe": [*SMALL_MODEL_RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
     atomic_write_bytes(os.path.join(run_dir, "downstream.json"),
                        json.dumps(report, indent=1).encode())
     atomic_write_bytes(os.path.join(run_dir, "downstream.md"),

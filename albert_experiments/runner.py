@@ -19,7 +19,6 @@ from typing import Any, Sequence
 import tf_keras
 
 from albert_experiments.curves import run_curves
-from albert_experiments.fine_tuning import dev_scores
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RESULT_FILE, write_report
 from albert_experiments.spec import (
@@ -31,6 +30,7 @@ from albert_experiments.spec import (
 )
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
+from albert_tf.finetuning.starts import dev_scores
 from albert_tf.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer

@@ -3,10 +3,12 @@ classification task and a synthetic SQuAD-format span task to high dev scores; t
 their best checkpoint, write leaderboard files, resume as finished, and export to a raw-text
 SavedModel whose task outputs equal the Keras model's."""
 
+import dataclasses
 import json
 import os
 import pathlib
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,15 +16,18 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+import yaml
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
+from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.export import load_saved_model
 from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import load_finetuned
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.config import pretrain_config_from_mapping
+from albert_tf.training.downstream_check import DownstreamCheck
 from albert_tf.training.trainer import run_pretraining
 from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
 from data_prep.cli import main as data_main
@@ -419,3 +424,43 @@ def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_pa
     (folder / "source.json").write_text(json.dumps({"labels": ["sad"]}))
     assert finetune("classify", str(folder), pretrained, tmp_path / "again",
                     *SST2_RECIPE) == 2
+
+
+@pytest.mark.slow
+def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_path, capsys):
+    """`downstream_check.task_dir`: a finished run is fine-tuned from itself and from a random
+    start on the task folder; the two dev scores are printed and kept. A missing folder is a
+    note, not an error."""
+    run = tmp_path / "run"
+    shutil.copytree(pretrained["model_dir"], run)
+    folder = tmp_path / "feelings"
+    folder.mkdir()
+    write_tsv(folder / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
+    write_tsv(folder / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
+    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["train"]["model_dir"] = str(run)
+    config["downstream_check"] = {"task_dir": str(folder), "train_steps": 40}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 0
+    shown = capsys.readouterr().out
+    check = json.loads((run / "downstream_check.json").read_text())
+    scores = {start: json.loads((run / "downstream_check" / start / "eval_results.json")
+                                .read_text())["dev_metrics"]["dev"]["accuracy"]
+              for start in ("pretrained", "random")}
+    assert (check["pretrained"], check["random"]) == pytest.approx(
+        (scores["pretrained"], scores["random"]))
+    assert check["task"] == "sst2" and check["train_steps"] == 40
+    assert (f"downstream check on feelings (40 fine-tuning steps, seed 1): dev accuracy "
+            f"{100 * scores['pretrained']:.1f} from this run, {100 * scores['random']:.1f} "
+            f"from a random start") in shown
+    config["downstream_check"]["task_dir"] = str(tmp_path / "bbc-news")
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 0
+    assert (f"downstream check skipped: no task folder at {tmp_path / 'bbc-news'} (make it "
+            f"with `albert-data task --source bbc-news") in capsys.readouterr().out
+    # The warning, by hand: no gain is a warning, any gain is not.
+    tied = DownstreamCheck(str(folder), "accuracy", 0.7, 0.7, 40, 1)
+    assert tied.warning().startswith("warning: the pretrained encoder is no better a start")
+    assert dataclasses.replace(tied, pretrained=0.71).warning() is None

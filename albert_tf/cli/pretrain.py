@@ -97,6 +97,25 @@ def _run(args) -> int:
           f"checkpoint {result.checkpoint}")
     if result.eval_metrics:
         print("held-out evaluation:\n" + format_metrics(result.eval_metrics))
+    if result.chief and config.downstream_check.task_dir:
+        return _downstream_check(config)
+    return 0
+
+
+def _downstream_check(config) -> int:
+    from albert_tf.training.downstream_check import missing_task_note, run_downstream_check
+
+    try:
+        check = run_downstream_check(config.train.model_dir)
+    except ConfigError as error:
+        print(f"albert-pretrain: error: downstream check: {error}", file=sys.stderr)
+        return 2
+    if check is None:
+        print(f"albert-pretrain: {missing_task_note(config.downstream_check.task_dir)}")
+        return 0
+    print(f"albert-pretrain: {check.summary()}")
+    if check.warning():
+        print(f"albert-pretrain: {check.warning()}", file=sys.stderr)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The pretraining run's configuration: one dataclass per concern, read from YAML + overrides.
 
-A run's YAML has seven sections and one top-level field:
+A run's YAML has eight sections and one top-level field:
 
 ```yaml
 model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fields
@@ -11,6 +11,7 @@ init: {mlm_output_bias: unigram}             # how the weights start: a checkpoi
 train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
 distribution: {strategy: tpu}
 tokenizer: {spm_model: ..., checksum: ..., lower_case: true}   # filled from the shards
+downstream_check: {task_dir: tasks/bbc-news}  # after training: pretrained vs random start
 ```
 
 `--override train.train_steps=100` changes one field; an unknown section or field is a
@@ -179,6 +180,26 @@ class TokenizerConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class DownstreamCheckConfig:
+    """A fine-tuning check at the end of `albert-pretrain`: is the pretrained encoder a better
+    start than a random one of the same sizes? (`albert_tf.training.downstream_check`)
+
+    Attributes:
+        task_dir: a task folder `albert-data task` wrote (e.g. bbc-news); empty: no check. A
+            folder that does not exist is skipped with a note saying how to make it.
+        train_steps: fine-tuning steps of each start (the small-model recipe otherwise).
+        seed: the fine-tuning seed, the same for both starts.
+    """
+
+    task_dir: str = ""
+    train_steps: int = 300
+    seed: int = 1
+
+    def __post_init__(self):
+        require_positive("downstream_check", self, ("train_steps",))
+
+
+@dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     """Everything one pretraining run needs."""
 
@@ -190,6 +211,8 @@ class PretrainConfig:
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
     tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
+    downstream_check: DownstreamCheckConfig = dataclasses.field(
+        default_factory=DownstreamCheckConfig)
 
     def __post_init__(self):
         require_one_of(self.sentence_objective, SENTENCE_OBJECTIVES, "sentence_objective")

@@ -70,6 +70,7 @@ class PretrainResult:
     checkpoint: str
     eval_metrics: dict[str, float]
     history: dict[str, list[float]]
+    chief: bool = True  # whether this process writes the run's files
 
 
 def _read_backup_counter(reader, suffix: str) -> int:
@@ -341,4 +342,5 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
                         json.dumps({"step": checkpoint_step(latest), **metrics}, indent=2,
                                    sort_keys=True))
     return PretrainResult(final_step=int(model.optimizer.iterations.numpy()),
-                          checkpoint=latest, eval_metrics=metrics, history=history)
+                          checkpoint=latest, eval_metrics=metrics, history=history,
+                          chief=is_chief(strategy))
