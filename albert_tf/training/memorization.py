@@ -19,8 +19,9 @@ import tf_keras
 
 # A training accuracy this far (or three standard errors, if more) above the held-out one
 # is taken as memorization. Measured: 76% against 50% when every example was read four
-# times in quick succession; 50% against 50% when each was read once.
-MIN_GAP = 0.05
+# times in quick succession; 50% against 50% when each was read once; 80% against 75% for
+# the main command's run, four passes over its shards (ordinary overfitting, no warning).
+MIN_GAP = 0.10
 
 
 def memorization_warning(logs: Mapping[str, float], heldout_examples: int,
