@@ -140,7 +140,8 @@ def pretrained(tmp_path_factory, task_files):
                   "max_position_embeddings": SEQ},
         "data": {"train_files": [str(root / "shards" / "*.tfrecord")], "max_seq_length": SEQ,
                  "max_predictions_per_seq": 10, "shuffle_buffer": 500},
-        "optimizer": {"type": "adamw", "learning_rate": 0.002, "warmup_steps": 10},
+        "optimizer": {"type": "adamw", "learning_rate": 0.001, "warmup_steps": 30},
+        "init": {"mlm_output_bias": "unigram"},
         "train": {"model_dir": str(root / "run"), "global_batch_size": 32, "train_steps": 100,
                   "steps_per_epoch": 100, "steps_per_execution": 10, "backup_every_steps": 100,
                   "eval_steps": 0, "verbose": 0}}, "test")
