@@ -461,6 +461,15 @@ def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_pat
     assert pretrain_main(["--config", str(path)]) == 0
     assert (f"downstream check skipped: no task folder at {tmp_path / 'bbc-news'} (make it "
             f"with `albert-data task --source bbc-news") in capsys.readouterr().out
+    # A folder without a readable description is an error naming the file.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "source.json").write_text("{}")
+    config["downstream_check"]["task_dir"] = str(broken)
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 2
+    assert (f"albert-pretrain: error: downstream check: {broken / 'source.json'}: not a task "
+            f"folder's description") in capsys.readouterr().err
     # The warning, by hand: no gain is a warning, any gain is not.
     tied = DownstreamCheck(str(folder), "accuracy", 0.7, 0.7, 40, 1)
     assert tied.warning().startswith("warning: the pretrained encoder is no better a start")

@@ -103,11 +103,12 @@ def _run(args) -> int:
 
 
 def _downstream_check(config) -> int:
+    from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.training.downstream_check import missing_task_note, run_downstream_check
 
     try:
         check = run_downstream_check(config.train.model_dir)
-    except ConfigError as error:
+    except (ConfigError, CheckpointError, ValueError, OSError) as error:  # as albert-finetune
         print(f"albert-pretrain: error: downstream check: {error}", file=sys.stderr)
         return 2
     if check is None:
