@@ -79,7 +79,6 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
     folder = os.path.join(run_dir, "downstream")
-    os.makedirs(os.path.join(folder, "random"), exist_ok=True)
     starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
                                      run.model.to_dict()) for start in STARTS}
     rows = {}

@@ -2,8 +2,8 @@
 sizes: what the downstream suite, the table runner and `albert-pretrain`'s downstream check
 are made of.
 
-    scores = dev_scores("classify", [*start_overrides(run_dir, "pretrained", random_dir),
-                                     "data.data_dir=tasks/bbc-news",
+    start = start_overrides(run_dir, "pretrained", random_dir, model_config)
+    scores = dev_scores("classify", [*start, "data.data_dir=tasks/bbc-news",
                                      "train.model_dir=runs/check/pretrained"])
     scores["metric"], scores["value"]  # "accuracy", 0.87
 
