@@ -17,13 +17,13 @@ interrupted one; a task that fails is reported with its error and the others go 
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any, Sequence
 
 import numpy as np
 
 from albert_experiments.bag_of_words import baseline_score
+from albert_experiments.intervals import paired_difference
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.finetuning.starts import (
     SMALL_MODEL_RECIPE,
@@ -36,8 +36,6 @@ from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
 
 DEFAULT_SEEDS = (1, 2, 3)
-# Two-sided 95% quantiles of Student's t by degrees of freedom (1-10).
-T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 
 
 def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
@@ -45,19 +43,6 @@ def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
     return [(name, folder_task(os.path.join(tasks_dir, name)), os.path.join(tasks_dir, name))
             for name in sorted(os.listdir(tasks_dir))
             if os.path.exists(os.path.join(tasks_dir, name, FOLDER_DESCRIPTION))]
-
-
-def gain_interval(pretrained: Sequence[float], random: Sequence[float]
-                  ) -> tuple[float, float, float]:
-    """Mean paired difference and its 95% t-interval (the bounds equal the mean for one
-    seed)."""
-    differences = np.asarray(pretrained) - np.asarray(random)
-    mean = float(differences.mean())
-    if len(differences) < 2:
-        return mean, mean, mean
-    half = T_95[min(len(differences) - 1, len(T_95)) - 1] * float(
-        differences.std(ddof=1)) / math.sqrt(len(differences))
-    return mean, mean - half, mean + half
 
 
 def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_length: int,
@@ -91,7 +76,7 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
                                        overrides)
                             for seed in seeds] for start in STARTS}
             scores = {start: [score for _, score in runs[start]] for start in STARTS}
-            gain, low, high = gain_interval(scores["pretrained"], scores["random"])
+            gain, low, high = paired_difference(scores["pretrained"], scores["random"])
             rows[name] = {"task": task, "metric": runs["pretrained"][0][0], "scores": scores,
                           "baseline": baseline_score(task_folder, task),
                           "gain": gain, "gain_low": low, "gain_high": high}
@@ -114,7 +99,7 @@ def _average(rows: dict[str, Any]) -> dict[str, float] | None:
         return None
     pretrained = np.mean([row["scores"]["pretrained"] for row in done], axis=0)
     random = np.mean([row["scores"]["random"] for row in done], axis=0)
-    gain, low, high = gain_interval(pretrained, random)
+    gain, low, high = paired_difference(pretrained, random)
     return {"pretrained": float(pretrained.mean()), "random": float(random.mean()),
             "baseline": float(np.mean([row["baseline"] for row in done])),
             "gain": gain, "gain_low": low, "gain_high": high}

@@ -55,7 +55,7 @@ def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) 
 def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
     """One panel per reported metric: a bar per variant, the paper's figure beside it
     (hatched) where the paper reports the same metric, chance as a dashed line."""
-    metrics = list(spec.metrics)
+    metrics = list(spec.shown_metrics)
     figure, panels = pyplot.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1, 3.8),
                                      squeeze=False)
     labels = [spec.variant(result["name"]).row_label for result in results]

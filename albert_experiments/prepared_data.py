@@ -6,6 +6,7 @@ same corpus, SentencePiece model and shards when their settings agree):
     <data_dir>/corpus/<source>-every<n>/{train,heldout}.txt   built-in sources, split
     <data_dir>/spm/<source>-<vocab>-<digest>.model           the SentencePiece model
     <data_dir>/shards/<split>-<sources>-<objective>-<digest>/  albert-data build output
+    <data_dir>/tasks/<source>/                               albert-data task output
 
 Folder names carry a digest of the settings that made them, so a changed setting makes new
 data instead of mixing with old. Each step writes atomically or resumes (albert-data build
@@ -20,10 +21,12 @@ import json
 import os
 from typing import Any, Mapping
 
-from albert_experiments.spec import CorpusSource, ExperimentSpec
+from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
+from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions
 from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
+from data_prep.tasks import summary_lines, write_task
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
 
@@ -107,3 +110,14 @@ class ExperimentData:
         options = self.spec.shards.options_for(
             objective, {"dupe_factor": self.spec.shards.heldout_dupe_factor})
         return self._shards("heldout", (first,), self.text_files(first)[1], options, 1)
+
+    def task_folder(self, task: DownstreamSpec) -> str:
+        """The task's folder: its own `data_dir`, or its `albert-data task` source written
+        under `<data_dir>/tasks/<source>` (once: `source.json` is written last)."""
+        if task.data_dir:
+            return task.data_dir
+        folder = os.path.join(self.data_dir, "tasks", task.source)
+        if not os.path.exists(os.path.join(folder, FOLDER_DESCRIPTION)):
+            record = write_task(task.source, folder)
+            print("\n".join(f"albert-experiment: {line}" for line in summary_lines(record)))
+        return folder

@@ -14,6 +14,11 @@ import os
 import time
 from typing import Any
 
+from albert_experiments.downstream_average import (
+    DOWNSTREAM_AVERAGE,
+    as_fraction,
+    downstream_average,
+)
 from albert_experiments.plots import plot_losses, plot_metrics
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
 from albert_experiments.verdicts import judge, verdicts_markdown
@@ -48,12 +53,13 @@ def _format(metric: str, value) -> str:
 
 
 def _downstream_cell(score: dict[str, Any] | None) -> str:
-    """A dev score as GLUE and SQuAD print them: in percent (x100 when given as a fraction),
-    with the metric's name."""
-    if score is None:
+    """A dev score in percent, the mean over the seeds run so far, with the metric's name and
+    how many seeds it holds when that is not one."""
+    if score is None or "value" not in score:
         return "not run"
-    value = score["value"]
-    return f"{100 * value if abs(value) <= 1 else value:.1f} {score['metric']}"
+    seeds = len(score.get("seeds", {}))
+    return (f"{100 * as_fraction(score['value']):.1f} {score['metric']}"
+            + (f" ({seeds} seeds)" if seeds > 1 else ""))
 
 
 def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | None:
@@ -65,13 +71,18 @@ def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | Non
 
 
 def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
-    """The finished variants' results, in the file's order (unfinished ones left out)."""
+    """The finished variants' results, in the file's order (unfinished ones left out), with
+    the downstream average over the scale's tasks among their metrics."""
     results = []
     for variant in spec.variants:
         path = os.path.join(work_dir, variant.name, RESULT_FILE)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
-                results.append(json.load(f))
+                result = json.load(f)
+            if spec.downstream:
+                result["metrics"][DOWNSTREAM_AVERAGE] = downstream_average(
+                    result, [task.name for task in spec.downstream])
+            results.append(result)
     return results
 
 
@@ -85,6 +96,9 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
     headers += [f"params ({spec.scale})", *(f"{METRICS[m]} ({spec.scale})"
                                             for m in spec.metrics),
                 *(f"{task.name} dev ({spec.scale})" for task in spec.downstream)]
+    average_column = bool(spec.downstream) and DOWNSTREAM_AVERAGE not in spec.metrics
+    if average_column:
+        headers.append(f"{METRICS[DOWNSTREAM_AVERAGE]} ({spec.scale})")
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for variant in spec.variants:
         result = by_name.get(variant.name)
@@ -94,12 +108,15 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
         if spec.paper_models:
             cells.append(millions(paper_parameters.get(variant.name)))
         if result is None:
-            cells += ["not run"] * (1 + len(spec.metrics) + len(spec.downstream))
+            cells += ["not run"] * (len(headers) - len(cells))
         else:
             cells.append(millions(result["parameters"]["total"]))
             cells += [_format(metric, result["metrics"].get(metric)) for metric in spec.metrics]
             cells += [_downstream_cell(result["downstream"].get(task.name))
                       for task in spec.downstream]
+            if average_column:
+                cells.append(_format(DOWNSTREAM_AVERAGE,
+                                     result["metrics"].get(DOWNSTREAM_AVERAGE)))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -168,9 +185,11 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         by_name = {result["name"]: result for result in results}
         lines += ["", "## Verdicts", "",
                   "Each claim of the paper about this table, tested on our held-out accuracies "
-                  "(difference in points with a 95% interval; see "
+                  "and downstream averages (difference in points with a 95% interval; see "
                   "`albert_experiments/verdicts.py` for the rule).", "",
-                  verdicts_markdown([judge(claim, by_name) for claim in spec.claims])]
+                  verdicts_markdown([judge(claim, by_name, [task.name for task in
+                                                            spec.downstream])
+                                     for claim in spec.claims])]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "

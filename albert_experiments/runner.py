@@ -22,15 +22,14 @@ from albert_experiments.curves import run_curves
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RESULT_FILE, write_report
 from albert_experiments.spec import (
-    DownstreamSpec,
     ExperimentError,
     ExperimentSpec,
     VariantSpec,
     deep_merge,
 )
+from albert_experiments.variant_downstream import fine_tune_variant
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
-from albert_tf.finetuning.starts import dev_scores
 from albert_tf.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer
@@ -143,27 +142,20 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
             and "sentence_probe" not in result):
         _add_sentence_probes(result, spec, variant, data, config, heldout)
         _write_result(config, result)
-    for task in spec.downstream:  # each one kept as it finishes
-        if task.name not in result["downstream"]:
-            result["downstream"][task.name] = fine_tune(task, config.train.model_dir,
-                                                        data.spm_model())
+    for task in spec.downstream:  # each seed kept as it finishes
+        def keep(entry, name=task.name):
+            result["downstream"][name] = entry
             _write_result(config, result)
+
+        fine_tune_variant(task, data.task_folder(task), config.train.model_dir,
+                          data.spm_model(), config.data.max_seq_length,
+                          result["downstream"].get(task.name), keep)
     return result
 
 
 def _write_result(config: PretrainConfig, result: dict[str, Any]) -> None:
     atomic_write_bytes(os.path.join(config.train.model_dir, RESULT_FILE),
                        json.dumps(result, indent=1).encode())
-
-
-def fine_tune(task: DownstreamSpec, pretrained_dir: str, spm_model: str) -> dict[str, Any]:
-    """Fine-tunes the pretrained run on one downstream task (or finds the run finished) and
-    returns its dev scores; the run lives in `<pretrained_dir>/finetune/<task name>`."""
-    return dev_scores(task.task, [
-        *task.overrides, f"model.init_checkpoint={pretrained_dir}",
-        f"model.spm_model={spm_model}", f"data.data_dir={task.data_dir}",
-        f"train.model_dir={os.path.join(pretrained_dir, 'finetune', task.name)}"],
-        metric=task.metric, label=task.name)
 
 
 def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig,

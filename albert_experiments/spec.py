@@ -43,11 +43,19 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
+from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE
 from albert_experiments.verdicts import Claim, parse_claims
 from albert_tf.config import ConfigError
-from albert_tf.config_schema import apply_overrides, dataclass_from_mapping, load_yaml_mapping
+from albert_tf.config_schema import (
+    apply_overrides,
+    dataclass_from_mapping,
+    load_yaml_mapping,
+    require,
+    require_one_of,
+)
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
+from data_prep.tasks.registry import TASK_NAMES
 
 # What the runner measures for every variant; `report.metrics` picks and orders them.
 METRICS = {
@@ -58,8 +66,9 @@ METRICS = {
     "final_train_loss": "train loss",
     "train_hours": "train time (h)",
     "examples_per_second": "examples/s",
+    DOWNSTREAM_AVERAGE: "downstream avg.",
 }
-PERCENT_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")
+PERCENT_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", DOWNSTREAM_AVERAGE)
 # Our metric -> the key of the paper's column that reports the same thing (Table 6).
 PAPER_KEYS = {"mlm_accuracy": "mlm", "nsp_accuracy": "nsp", "sop_accuracy": "sop"}
 PAPER_SCALE = "paper"
@@ -130,21 +139,53 @@ class EvaluationSpec:
     sentence_probe_steps: int = 300
 
 
+DOWNSTREAM_RECIPES = ("task", "small_model")
+
+
 @dataclasses.dataclass(frozen=True)
 class DownstreamSpec:
-    """A fine-tuning task every variant is scored on: `albert-finetune --task <task>
-    --data_dir <data_dir>` from the task's recipe with `overrides`; the table shows dev
-    `metric` (default: the task's own, e.g. accuracy or F1) under `label`."""
+    """A fine-tuning task every variant is scored on, as the paper's downstream columns.
 
-    task: str
-    data_dir: str
+    The data is a task folder (`data_dir`) or an `albert-data task` source (`source`: written
+    once under `<data_dir of the run>/tasks/<source>`). `task` is the `albert-finetune` task
+    (default: the one the folder's `source.json` names). `recipe` is `task` (the task's own
+    recipe file) or `small_model` (`albert_tf.finetuning.starts.SMALL_MODEL_RECIPE` at the
+    pretraining's sequence length: the downstream suite's recipe); `overrides` change it.
+    Each of `seeds` is one fine-tuning run; the table shows dev `metric` (default: the
+    task's own) as the mean over seeds under `label`, and the claims on the downstream
+    average pair the variants by seed.
+    """
+
+    task: str = ""
+    data_dir: str = ""
+    source: str = ""
+    recipe: str = "task"
+    seeds: tuple[int, ...] = (1,)
     overrides: tuple[str, ...] = ()
     metric: str = ""
     label: str = ""
 
+    def __post_init__(self):
+        require((self.data_dir == "") != (self.source == ""), "data_dir / source",
+                "exactly one of a task folder (data_dir) or an albert-data task source",
+                {"data_dir": self.data_dir, "source": self.source})
+        if self.source:
+            require_one_of(self.source, TASK_NAMES, "source")
+        require_one_of(self.recipe, DOWNSTREAM_RECIPES, "recipe")
+        require(bool(self.seeds) and all(isinstance(seed, int) and not isinstance(seed, bool)
+                                         for seed in self.seeds)
+                and len(set(self.seeds)) == len(self.seeds), "seeds",
+                "a non-empty list of different integers", list(self.seeds))
+
     @property
     def name(self) -> str:
-        return self.label or self.task
+        return self.label or self.source or self.task
+
+    def settings(self) -> dict[str, Any]:
+        """What a variant's dev scores on this task depend on (seeds aside)."""
+        return {"task": self.task, "data_dir": self.data_dir, "source": self.source,
+                "recipe": self.recipe, "overrides": list(self.overrides),
+                "metric": self.metric}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +233,14 @@ class ExperimentSpec:
     paper_models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     # The paper's claims about the table, judged in the report (albert_experiments.verdicts).
     claims: tuple[Claim, ...] = ()
+
+    @property
+    def shown_metrics(self) -> tuple[str, ...]:
+        """The metrics of the report's table and plot: `report.metrics`, then the downstream
+        average when the scale has downstream tasks."""
+        if self.downstream and DOWNSTREAM_AVERAGE not in self.metrics:
+            return (*self.metrics, DOWNSTREAM_AVERAGE)
+        return self.metrics
 
     def variant(self, name: str) -> VariantSpec:
         for variant in self.variants:
@@ -375,9 +424,9 @@ def _downstream(value, where: str) -> tuple[DownstreamSpec, ...]:
     tasks = []
     for index, item in enumerate(value):
         item = dict(_mapping(item, f"{where}[{index}]"))
-        if isinstance(item.get("overrides"), str):
-            item["overrides"] = [item["overrides"]]
-        item["overrides"] = tuple(item.get("overrides", ()))
+        for key in ("overrides", "seeds"):
+            if key in item:
+                item[key] = tuple(item[key] if isinstance(item[key], list) else [item[key]])
         tasks.append(dataclass_from_mapping(DownstreamSpec, item, f"{where}[{index}]"))
     names = [task.name for task in tasks]
     if len(set(names)) != len(names):

@@ -1,20 +1,27 @@
-"""The paper's claims of a table, judged on our held-out accuracies with 95% intervals.
+"""The paper's claims of a table, judged on our held-out accuracies and downstream averages
+with 95% intervals.
 
 A table file lists its claims:
 
     claims:
       - claim: "sharing every layer costs accuracy"   # what the paper says
-        metric: mlm_accuracy                          # mlm_accuracy, sop_accuracy, nsp_accuracy
+        metric: [downstream_average, mlm_accuracy]    # one verdict per metric
         compare: [not_shared, all_shared]             # first - second; `chance` = 50%
         expect: higher                                # higher, lower or same
         margin: 0.01                                  # for `same`: what counts as no difference
 
-The difference of two accuracies gets a 95% normal interval from the held-out sample sizes
-(masked predictions for MLM, examples for SOP and NSP, read from the held-out manifests when
-the variant was scored). Both variants are scored on the same held-out examples, so their
+Metrics: `mlm_accuracy`, `sop_accuracy`, `nsp_accuracy` (held out) and `downstream_average`
+(the table's Avg column over its downstream tasks).
+
+The difference of two held-out accuracies gets a 95% normal interval from the held-out sample
+sizes (masked predictions for MLM, examples for SOP and NSP, read from the held-out manifests
+when the variant was scored). Both variants are scored on the same held-out examples, so their
 errors are positively correlated and the interval of independent samples used here is wider
 than a paired one would be: a claim shown is shown with room to spare; one not shown might be
-shown by a paired test over the examples. Verdicts:
+shown by a paired test over the examples. The difference of two downstream averages is paired
+by fine-tuning seed (the same seed orders the same examples and starts the same task head) and
+gets Student's t-interval over the seeds both variants finished; with fewer than two such
+seeds there is no interval and the verdict is `not shown`. Verdicts:
 
 - higher / lower: `shown` when the whole interval lies on the expected side of 0,
   `contradicted` when it lies on the other side, else `not shown`;
@@ -25,16 +32,18 @@ shown by a paired test over the examples. Verdicts:
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Mapping, Sequence
+
+from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
+from albert_experiments.intervals import paired_difference, proportions_difference
 
 EXPECTATIONS = ("higher", "lower", "same")
 CHANCE = "chance"
-Z_95 = 1.959964
 # Which held-out set and which count each metric is measured on.
 SAMPLES = {"mlm_accuracy": ("sop", "masked_tokens", "masked predictions"),
            "sop_accuracy": ("sop", "examples", "examples"),
-           "nsp_accuracy": ("nsp", "examples", "examples")}
+           "nsp_accuracy": ("nsp", "examples", "examples"),
+           DOWNSTREAM_AVERAGE: (None, "seeds", "fine-tuning seeds")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,12 +87,19 @@ def parse_claims(value: Any, variant_names: Sequence[str], where: str,
         unknown = [name for name in compare if name not in (*variant_names, CHANCE)]
         if unknown:
             raise error(f"{place}: no variant named {unknown[0]!r}")
-        if item.get("metric") not in SAMPLES:
-            raise error(f"{place}: metric must be one of {', '.join(SAMPLES)}")
+        metrics = item.get("metric")
+        metrics = metrics if isinstance(metrics, list) else [metrics]
+        for metric in metrics:
+            if metric not in SAMPLES:
+                raise error(f"{place}: metric must be one of {', '.join(SAMPLES)} (or a list "
+                            f"of them), got {metric!r}")
+        if DOWNSTREAM_AVERAGE in metrics and CHANCE in compare:
+            raise error(f"{place}: {DOWNSTREAM_AVERAGE} has no chance level; compare two "
+                        f"variants")
         if item.get("expect") not in EXPECTATIONS:
             raise error(f"{place}: expect must be one of {', '.join(EXPECTATIONS)}")
-        claims.append(Claim(str(item.get("claim", "")), item["metric"], compare[0],
-                            compare[1], item["expect"], float(item.get("margin", 0.01))))
+        claims += [Claim(str(item.get("claim", "")), metric, compare[0], compare[1],
+                         item["expect"], float(item.get("margin", 0.01))) for metric in metrics]
     return tuple(claims)
 
 
@@ -97,19 +113,36 @@ def _measured(result: Mapping[str, Any] | None, metric: str) -> tuple[float, int
     return None if value is None or not samples else (float(value), int(samples))
 
 
-def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]]) -> Verdict:
-    """The verdict of `claim` on the finished variants' `results` (by variant name)."""
+def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
+              task_names: Sequence[str]) -> tuple[float, float, float, int] | None:
+    """(difference, low, high, samples) of `claim`'s two sides, None if one is not measured."""
+    if claim.metric == DOWNSTREAM_AVERAGE:
+        first, second = (seed_averages(results[name], task_names) if name in results else {}
+                         for name in (claim.first, claim.second))
+        seeds = sorted(set(first) & set(second), key=int)
+        if not seeds:
+            return None
+        return (*paired_difference([first[seed] for seed in seeds],
+                                   [second[seed] for seed in seeds]), len(seeds))
     first = _measured(results.get(claim.first), claim.metric)
     second = (0.5, 0) if claim.second == CHANCE else _measured(results.get(claim.second),
                                                               claim.metric)
     if first is None or second is None:
+        return None
+    return (*proportions_difference(first[0], first[1], *second), first[1])
+
+
+def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
+          task_names: Sequence[str] = ()) -> Verdict:
+    """The verdict of `claim` on the finished variants' `results` (by variant name);
+    `task_names` are the table's downstream tasks (for `downstream_average`)."""
+    measured = _interval(claim, results, task_names)
+    if measured is None:
         return Verdict(claim, None, None, None, 0, "not run")
-    (p1, n1), (p2, n2) = first, second
-    variance = p1 * (1 - p1) / n1 + (p2 * (1 - p2) / n2 if n2 else 0.0)
-    difference = p1 - p2
-    half_width = Z_95 * math.sqrt(variance)
-    low, high = difference - half_width, difference + half_width
-    if claim.expect == "same":
+    difference, low, high, samples = measured
+    if samples < 2 and claim.metric == DOWNSTREAM_AVERAGE:
+        outcome = "not shown"  # one seed gives no interval
+    elif claim.expect == "same":
         if -claim.margin <= low and high <= claim.margin:
             outcome = "shown"
         elif low > claim.margin or high < -claim.margin:
@@ -120,19 +153,23 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]]) -> Verdict:
         toward_low, toward_high = (low, high) if claim.expect == "higher" else (-high, -low)
         outcome = ("shown" if toward_low > 0 else
                    "contradicted" if toward_high < 0 else "not shown")
-    return Verdict(claim, difference, low, high, n1, outcome)
+    return Verdict(claim, difference, low, high, samples, outcome)
 
 
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
-    """The verdicts as a markdown table (differences in accuracy points)."""
+    """The verdicts as a markdown table (differences in points: accuracy, or the downstream
+    average's scores x100)."""
     lines = ["| the paper's claim | metric | compared | expected | ours: difference, 95% "
-             "interval | held-out samples | verdict |", "|---|---|---|---|---|---:|---|"]
+             "interval | samples | verdict |", "|---|---|---|---|---|---:|---|"]
     for verdict in verdicts:
         claim = verdict.claim
         expected = (f"same within {100 * claim.margin:.1f} points"
                     if claim.expect == "same" else claim.expect)
         if verdict.difference is None:
             measured, samples = "–", "–"
+        elif verdict.low == verdict.high:
+            measured = f"{100 * verdict.difference:+.1f} (no interval)"
+            samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
         else:
             measured = (f"{100 * verdict.difference:+.1f} [{100 * verdict.low:+.1f}, "
                         f"{100 * verdict.high:+.1f}]")

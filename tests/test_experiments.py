@@ -254,8 +254,11 @@ def micro(tmp_path_factory):
     write_tsv(root / "SST-2" / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
     write_tsv(root / "SST-2" / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
     path = root / "micro.yaml"
-    sst2 = {"task": "sst2", "data_dir": str(root / "SST-2"), "overrides": SST2_OVERRIDES}
-    path.write_text(yaml.safe_dump(_document(root, downstream=[sst2])))
+    sst2 = {"task": "sst2", "data_dir": str(root / "SST-2"), "overrides": SST2_OVERRIDES,
+            "seeds": [1, 2]}
+    claims = [{"claim": "SOP beats NSP downstream", "metric": ["downstream_average"],
+               "compare": ["sop", "nsp"], "expect": "higher"}]
+    path.write_text(yaml.safe_dump(_document(root, downstream=[sst2], claims=claims)))
     folders = {name: str(root / name) for name in ("work", "data", "results")}
     arguments = ["--scale", "micro", "--work_dir", folders["work"], "--data_dir",
                  folders["data"], "--results_dir", folders["results"], "--no_progress"]
@@ -299,16 +302,25 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
         # Fine-tuned on the downstream task from the variant's own pretrained run.
         sst2 = variant["downstream"]["sst2"]
         assert sst2["metric"] == "accuracy" and sst2["split"] == "dev"
-        assert 0.0 <= sst2["value"] <= 1.0 and sst2["best_step"] in (10, 20)
-        assert os.path.exists(os.path.join(micro["work"], variant["name"], "finetune", "sst2",
-                                           "eval_results.json"))
+        assert list(sst2["seeds"]) == ["1", "2"]
+        assert all(run["best_step"] in (10, 20) for run in sst2["seeds"].values())
+        assert sst2["value"] == pytest.approx(
+            sum(run["value"] for run in sst2["seeds"].values()) / 2)
+        # One task: the Avg column is its mean over seeds.
+        assert metrics["downstream_average"] == pytest.approx(sst2["value"])
+        for seed in (1, 2):
+            assert os.path.exists(os.path.join(micro["work"], variant["name"], sst2["folder"],
+                                               f"seed{seed}", "eval_results.json"))
     curves = json.loads(open(sop_result).read())["curves"]
     assert [step for step, _ in curves["train_loss"]] == [5, 10, 15, 20]
     assert [step for step, _ in curves["eval_loss"]] == [10, 20]
 
     markdown = open(os.path.join(micro["results"], "results.md")).read()
     assert "| SOP | 78.9 | 86.5 | 11.7M |" in markdown and "albert-experiment run" in markdown
-    assert "sst2 dev (micro) |" in markdown and " accuracy |" in markdown
+    assert "sst2 dev (micro) | downstream avg. (micro) |" in markdown
+    assert " accuracy (2 seeds) |" in markdown
+    assert "| SOP beats NSP downstream | downstream_average | sop - nsp | higher |" in markdown
+    assert "2 fine-tuning seeds |" in markdown
     for plot in ("losses.png", "metrics.png"):
         with open(os.path.join(micro["results"], plot), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -415,7 +427,7 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
 @pytest.mark.slow
 def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
                                                                           capsys):
-    from albert_experiments.downstream import gain_interval
+    from albert_experiments.intervals import paired_difference
     assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
                             "sop"]) == 0
     tasks = tmp_path / "tasks"
@@ -437,8 +449,6 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     assert all(len(row["scores"][start]) == 2 for start in ("pretrained", "random"))
     assert row["baseline"] >= 0.9  # the sentiment words decide these rows
     assert (row["gain"], row["gain_low"], row["gain_high"]) == pytest.approx(
-        gain_interval(row["scores"]["pretrained"], row["scores"]["random"]))
+        paired_difference(row["scores"]["pretrained"], row["scores"]["random"]))
     assert os.path.isdir(os.path.join(run, "downstream", "random", "feelings", "seed2"))
     assert "| feelings | accuracy |" in shown and "| **average** |" in shown
-    # Hand-computed t-interval: differences 0.1 and 0.3 -> 0.2 +- 12.706 * 0.1414 / 1.414.
-    assert gain_interval([0.6, 0.8], [0.5, 0.5]) == pytest.approx((0.2, -1.0706, 1.4706))

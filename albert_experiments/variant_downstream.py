@@ -1,0 +1,61 @@
+"""The downstream columns of a table: each variant fine-tuned on the scale's tasks, one run per
+seed, and the average over tasks that the paper's tables end with.
+
+A variant's `result.json` keeps, per task (by its name in the table):
+
+    "downstream": {"bbc-news": {"task": "classify", "metric": "accuracy",
+                                "settings": {...}, "folder": "finetune/bbc-news-<digest>",
+                                "seeds": {"1": {"value": 0.87, "best_step": 600}, ...},
+                                "value": 0.87}}   # the mean over the seeds
+
+Each seed is kept as it finishes, so an interrupted variant resumes at its next seed. The
+fine-tuning runs live in `<variant run>/<folder>/seed<k>`; the folder's name carries a digest
+of the task's settings, so a changed recipe fine-tunes anew instead of finding old runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from albert_experiments.spec import DownstreamSpec
+from albert_tf.finetuning.starts import SMALL_MODEL_RECIPE, dev_scores, folder_task
+
+
+def _settings_digest(settings: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
+                      seq_length: int, entry: Mapping[str, Any] | None,
+                      keep: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Fine-tunes the pretraining run `run_dir` on `task` (its data in `task_folder`) once per
+    seed not yet in `entry` (the task's stored scores), calling `keep` with the updated entry
+    after each seed; returns the entry. An entry made with other settings is started anew."""
+    settings = task.settings()
+    if not entry or entry.get("settings") != settings:
+        finetune_task = task.task or folder_task(task_folder)
+        entry = {"task": finetune_task, "metric": task.metric, "settings": settings,
+                 "folder": os.path.join("finetune", f"{task.name}-{_settings_digest(settings)}"),
+                 "seeds": {}}
+    entry = {**entry, "seeds": dict(entry["seeds"])}
+    recipe = ([*SMALL_MODEL_RECIPE, f"data.max_seq_length={seq_length}"]
+              if task.recipe == "small_model" else [])
+    for seed in task.seeds:
+        if str(seed) in entry["seeds"]:
+            continue
+        scores = dev_scores(entry["task"], [
+            *recipe, *task.overrides, f"model.init_checkpoint={run_dir}",
+            f"model.spm_model={spm_model}", f"data.data_dir={task_folder}",
+            f"train.seed={seed}",
+            f"train.model_dir={os.path.join(run_dir, entry['folder'], f'seed{seed}')}"],
+            metric=task.metric or None, label=task.name)
+        entry["metric"], entry["split"] = scores["metric"], scores["split"]
+        entry["seeds"][str(seed)] = {"value": scores["value"], "best_step": scores["best_step"]}
+        entry["value"] = float(np.mean([run["value"] for run in entry["seeds"].values()]))
+        keep(entry)
+    return entry

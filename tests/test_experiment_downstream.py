@@ -1,0 +1,188 @@
+"""A table's downstream columns: the task specs, fine-tuning per seed with resume, the Avg
+column, and the claims judged on it with an interval paired by seed (all by hand; the
+end-to-end run is in test_experiments.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from albert_experiments import prepared_data, variant_downstream
+from albert_experiments.downstream_average import (
+    DOWNSTREAM_AVERAGE,
+    as_fraction,
+    downstream_average,
+    seed_averages,
+)
+from albert_experiments.intervals import paired_difference, proportions_difference
+from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
+from albert_experiments.verdicts import Claim, judge, parse_claims, verdicts_markdown
+from albert_tf.config import ConfigError
+
+
+def test_paired_difference_is_students_t_interval_by_hand():
+    # Differences 0.1 and 0.3: mean 0.2, sd 0.1414, t(1) = 12.706 -> 0.2 +- 1.2706.
+    assert paired_difference([0.6, 0.8], [0.5, 0.5]) == pytest.approx((0.2, -1.0706, 1.4706))
+    # Differences 1, 2, 3, 4: mean 2.5, sd 1.2910, t(3) = 3.182 -> 2.5 +- 2.0540.
+    assert paired_difference([1, 2, 3, 4], [0, 0, 0, 0]) == pytest.approx(
+        (2.5, 0.4460, 4.5540), abs=1e-4)
+    assert paired_difference([0.7], [0.5]) == pytest.approx((0.2, 0.2, 0.2))
+    with pytest.raises(ValueError, match="equally long"):
+        paired_difference([0.1, 0.2], [0.1])
+
+
+def test_proportions_difference_is_the_normal_interval_by_hand():
+    # se = sqrt(.2 * .8 / 1e4 + .18 * .82 / 1e4) = 0.0055462; 1.96 se = 0.0108703.
+    assert proportions_difference(0.20, 10_000, 0.18, 10_000) == pytest.approx(
+        (0.02, 0.0091297, 0.0308703), abs=1e-6)
+    # Against a fixed 50%: only the first side varies.
+    assert proportions_difference(0.58, 400, 0.5, 0) == pytest.approx(
+        (0.08, 0.031632, 0.128368), abs=1e-6)
+
+
+@pytest.mark.parametrize("item, message", [
+    ({"task": "sst2"}, "exactly one of a task folder"),
+    ({"source": "bbc-news", "data_dir": "x"}, "exactly one of a task folder"),
+    ({"source": "imdb"}, "source' must be one of bbc-news"),
+    ({"source": "bbc-news", "recipe": "tiny"}, "recipe' must be one of task, small_model"),
+    ({"source": "bbc-news", "seeds": [1, 1]}, "seeds' must be a non-empty list of different"),
+    ({"source": "bbc-news", "seeds": []}, "seeds' must be a non-empty list"),
+    ({"source": "bbc-news", "seeds": ["1"]}, "seeds' must be a non-empty list"),
+])
+def test_bad_downstream_tasks_are_named(item, message):
+    with pytest.raises(ConfigError, match=message):
+        _downstream([item], "t.yaml: downstream")
+
+
+def test_downstream_tasks_read_their_seeds_and_are_named_by_label_source_or_task():
+    tasks = _downstream([{"source": "bbc-news", "seeds": [1, 2, 3], "recipe": "small_model"},
+                         {"task": "sst2", "data_dir": "glue/SST-2", "seeds": 4},
+                         {"source": "fine-foods", "label": "foods"}], "t.yaml")
+    assert [task.name for task in tasks] == ["bbc-news", "sst2", "foods"]
+    assert tasks[0].seeds == (1, 2, 3) and tasks[1].seeds == (4,) and tasks[2].seeds == (1,)
+    with pytest.raises(ExperimentError, match="two tasks with the same name"):
+        _downstream([{"source": "bbc-news"}, {"source": "bbc-news"}], "t.yaml")
+
+
+def _fake_dev_scores(calls):
+    def dev_scores(task, overrides, metric=None, label=None):
+        calls.append((task, list(overrides)))
+        seed = int(next(o for o in overrides if o.startswith("train.seed=")).split("=")[1])
+        return {"metric": "accuracy", "split": "dev", "value": 0.5 + seed / 10,
+                "best_step": 10}
+    return dev_scores
+
+
+def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, tmp_path):
+    calls, kept = [], []
+    monkeypatch.setattr(variant_downstream, "dev_scores", _fake_dev_scores(calls))
+    task = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2),
+                          overrides=("train.train_steps=50",))
+    (tmp_path / "source.json").write_text(json.dumps({"albert_finetune": {"task": "classify"}}))
+    def snapshot(entry):
+        kept.append(json.loads(json.dumps(entry)))
+
+    entry = variant_downstream.fine_tune_variant(task, str(tmp_path), "run", "spm.model", 64,
+                                                 None, snapshot)
+    assert entry["task"] == "classify" and entry["value"] == pytest.approx(0.65)
+    assert entry["seeds"] == {"1": {"value": 0.6, "best_step": 10},
+                              "2": {"value": 0.7, "best_step": 10}}
+    assert [len(e["seeds"]) for e in kept] == [1, 2]  # kept after every seed
+    overrides = calls[0][1]
+    # The small-model recipe at the run's length, then the task's own changes, then places.
+    assert overrides.index("data.max_seq_length=64") < overrides.index("train.train_steps=50")
+    assert "model.init_checkpoint=run" in overrides
+    folder = entry["folder"]
+    assert folder.startswith(os.path.join("finetune", "bbc-news-"))
+    assert f"train.model_dir={os.path.join('run', folder, 'seed2')}" in calls[1][1]
+
+    # A third seed later: only it runs.
+    more = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2, 3),
+                          overrides=("train.train_steps=50",))
+    calls.clear()
+    entry = variant_downstream.fine_tune_variant(more, str(tmp_path), "run", "spm.model", 64,
+                                                 entry, kept.append)
+    assert len(calls) == 1 and "train.seed=3" in calls[0][1] and entry["folder"] == folder
+    assert entry["value"] == pytest.approx(0.7)
+
+    # Another recipe: every seed anew, in another folder.
+    changed = DownstreamSpec(source="bbc-news", seeds=(1,))
+    calls.clear()
+    fresh = variant_downstream.fine_tune_variant(changed, str(tmp_path), "run", "spm.model",
+                                                 64, entry, kept.append)
+    assert len(calls) == 1 and fresh["folder"] != folder and list(fresh["seeds"]) == ["1"]
+    assert not any(o.startswith("data.max_seq_length") for o in calls[0][1])  # task recipe
+
+
+def test_a_task_source_is_written_once_under_the_data_folder(monkeypatch, tmp_path):
+    written = []
+
+    def write_task(source, folder):
+        written.append(source)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "source.json"), "w") as f:
+            json.dump({}, f)
+        return {"split": {"unit": "article"}, "label_names": {}, "splits": {}}
+
+    monkeypatch.setattr(prepared_data, "write_task", write_task)
+    monkeypatch.setattr(prepared_data, "summary_lines", lambda record: [])
+    data = prepared_data.ExperimentData(spec=None, data_dir=str(tmp_path))
+    task = DownstreamSpec(source="bbc-news")
+    folder = data.task_folder(task)
+    assert folder == str(tmp_path / "tasks" / "bbc-news") and written == ["bbc-news"]
+    assert data.task_folder(task) == folder and written == ["bbc-news"]
+    assert data.task_folder(DownstreamSpec(task="sst2", data_dir="mine")) == "mine"
+
+
+def _variant(name, scores):
+    """A finished variant with per-task, per-seed dev scores."""
+    return {"name": name, "metrics": {}, "downstream": {
+        task: {"metric": "accuracy", "value": sum(by_seed.values()) / len(by_seed),
+               "seeds": {seed: {"value": value} for seed, value in by_seed.items()}}
+        for task, by_seed in scores.items()}}
+
+
+def test_the_average_column_and_the_seed_averages_by_hand():
+    result = _variant("a", {"news": {"1": 0.80, "2": 0.90, "3": 0.70},
+                            "squad": {"1": 60.0, "2": 70.0}})  # SQuAD prints percent
+    assert as_fraction(85.0) == 0.85 and as_fraction(-0.2) == -0.2
+    # news: mean 0.80; squad: 0.65 -> Avg 0.725. Per seed: (0.8+0.6)/2, (0.9+0.7)/2.
+    assert downstream_average(result, ["news", "squad"]) == pytest.approx(0.725)
+    assert seed_averages(result, ["news", "squad"]) == pytest.approx({"1": 0.7, "2": 0.8})
+    assert downstream_average(result, ["news", "race"]) is None
+    assert seed_averages(result, ["news", "race"]) == {}
+
+
+def test_downstream_claims_pair_the_variants_by_seed():
+    results = {"a": _variant("a", {"t1": {"1": 0.80, "2": 0.82, "3": 0.90},
+                                   "t2": {"1": 0.60, "2": 0.62, "3": 0.60}}),
+               "b": _variant("b", {"t1": {"1": 0.70, "2": 0.74, "3": 0.80},
+                                   "t2": {"1": 0.60, "2": 0.60, "3": 0.56}})}
+    claim = Claim("a beats b", DOWNSTREAM_AVERAGE, "a", "b", "higher")
+    verdict = judge(claim, results, ["t1", "t2"])
+    # Per-seed averages a: .70 .72 .75, b: .65 .67 .68 -> differences .05 .05 .07:
+    # mean 0.056667, sd 0.011547, t(2) 4.303 -> half width 0.028687.
+    assert (verdict.difference, verdict.low, verdict.high) == pytest.approx(
+        (0.056667, 0.027980, 0.085354), abs=1e-5)
+    assert verdict.outcome == "shown" and verdict.samples == 3
+    assert judge(Claim("", DOWNSTREAM_AVERAGE, "a", "b", "lower"), results,
+                 ["t1", "t2"]).outcome == "contradicted"
+    # Seeds that only one side finished are left out; one common seed gives no interval.
+    del results["b"]["downstream"]["t1"]["seeds"]["2"]
+    del results["b"]["downstream"]["t1"]["seeds"]["3"]
+    single = judge(claim, results, ["t1", "t2"])
+    assert single.samples == 1 and single.outcome == "not shown"
+    assert "(no interval)" in verdicts_markdown([single])
+    assert judge(claim, {"a": results["a"]}, ["t1", "t2"]).outcome == "not run"
+
+
+def test_a_claim_may_name_several_metrics_but_downstream_has_no_chance():
+    claims = parse_claims([{"claim": "x", "metric": [DOWNSTREAM_AVERAGE, "mlm_accuracy"],
+                            "compare": ["a", "b"], "expect": "higher"}], ["a", "b"], "t.yaml",
+                          ExperimentError)
+    assert [claim.metric for claim in claims] == [DOWNSTREAM_AVERAGE, "mlm_accuracy"]
+    with pytest.raises(ExperimentError, match="has no chance level"):
+        parse_claims([{"metric": DOWNSTREAM_AVERAGE, "compare": ["a", "chance"],
+                       "expect": "higher"}], ["a"], "t.yaml", ExperimentError)
