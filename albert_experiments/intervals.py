@@ -46,3 +46,22 @@ def proportions_difference(first: float, first_count: int, second: float,
     difference = first - second
     half = Z_95 * math.sqrt(variance)
     return difference, difference - half, difference + half
+
+
+def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:
+    """Exact two-sided p-value of `successes` in `trials` against the rate `chance`: the
+    probability of every count no more likely than the one observed."""
+    if not 0 <= successes <= trials or trials < 1 or not 0 < chance < 1:
+        raise ValueError(f"binomial_p_value needs 0 <= successes <= trials, trials >= 1 and "
+                         f"0 < chance < 1, got {successes}, {trials}, {chance}")
+
+    def log_probability(count: int) -> float:
+        return (math.lgamma(trials + 1) - math.lgamma(count + 1)
+                - math.lgamma(trials - count + 1) + count * math.log(chance)
+                + (trials - count) * math.log1p(-chance))
+
+    observed = log_probability(successes)
+    tolerance = 1e-7  # counts as likely as the observed one, up to rounding, are included
+    total = sum(math.exp(value) for value in map(log_probability, range(trials + 1))
+                if value <= observed + tolerance)
+    return min(1.0, total)

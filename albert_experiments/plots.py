@@ -87,3 +87,31 @@ def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str)
     figure.suptitle(f"{spec.title or spec.name} ({spec.scale} scale)", fontsize=9)
     figure.tight_layout()
     return _save(figure, path)
+
+
+TREND_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")
+
+
+def plot_trend(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
+    """One panel per held-out accuracy: each variant's score at every checkpoint it kept,
+    chance as a dashed line."""
+    figure, panels = pyplot.subplots(1, len(TREND_METRICS), figsize=(11, 3.6), squeeze=False)
+    for panel, metric in zip(panels[0], TREND_METRICS):
+        for index, result in enumerate(results):
+            points = [(point["step"], point[metric]) for point in result.get("trend", ())
+                      if point.get(metric) is not None]
+            if points:
+                steps, values = zip(*points)
+                panel.plot(steps, [100 * value for value in values], "o-", markersize=3,
+                           color=f"C{index % 10}",
+                           label=spec.variant(result["name"]).row_label)
+        if metric in CHANCE:
+            panel.axhline(100 * CHANCE[metric], color="gray", linestyle="--", linewidth=1)
+        panel.set_xlabel("step")
+        panel.set_title(f"held-out {METRICS[metric]}", fontsize=9)
+        panel.grid(alpha=0.3)
+    panels[0][0].legend(fontsize=7)
+    figure.suptitle(f"{spec.title or spec.name} ({spec.scale} scale): accuracy at each kept "
+                    f"checkpoint", fontsize=9)
+    figure.tight_layout()
+    return _save(figure, path)

@@ -19,7 +19,8 @@ from albert_experiments.downstream_average import (
     as_fraction,
     downstream_average,
 )
-from albert_experiments.plots import plot_losses, plot_metrics
+from albert_experiments.intervals import binomial_p_value
+from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
 from albert_experiments.verdicts import judge, verdicts_markdown
 from albert_tf.parameters import count_parameters
@@ -121,6 +122,40 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
     return "\n".join(lines)
 
 
+SENTENCE_TASKS = (("nsp_accuracy", "nsp", "NSP"), ("sop_accuracy", "sop", "SOP"))
+
+
+def chance_markdown(results: list[dict[str, Any]]) -> str:
+    """Each held-out sentence accuracy against chance: correct / examples and the exact
+    two-sided binomial p-value against 50% (empty when no variant has one)."""
+    rows = []
+    for result in results:
+        for metric, heldout, name in SENTENCE_TASKS:
+            accuracy = result["metrics"].get(metric)
+            examples = result.get("heldout_counts", {}).get(heldout, {}).get("examples", 0)
+            if accuracy is None or not examples:
+                continue
+            correct = round(accuracy * examples)
+            rows.append(f"| {result['label']} | {name} | {correct:,} / {examples:,} | "
+                        f"{100 * accuracy:.1f} | {binomial_p_value(correct, examples):.2g} |")
+    if not rows:
+        return ""
+    return "\n".join(["| trained with | held-out task | correct / examples | accuracy % | "
+                      "p (binomial, two-sided, vs 50%) |", "|---|---|---:|---:|---:|", *rows])
+
+
+def trend_markdown(results: list[dict[str, Any]]) -> str:
+    """The held-out accuracies at every checkpoint each variant kept (empty without any)."""
+    rows = [f"| {result['label']} | {point['step']:,} | "
+            + " | ".join(_format(metric, point.get(metric)) for metric in TREND_METRICS) + " |"
+            for result in results for point in result.get("trend", ())]
+    if not rows:
+        return ""
+    return "\n".join(["| trained with | step | " + " | ".join(
+        METRICS[metric] for metric in TREND_METRICS) + " |", "|---|---:|---:|---:|---:|",
+        *rows])
+
+
 def _setting(results: list[dict[str, Any]]) -> str:
     if not results:
         return ""
@@ -150,6 +185,9 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                                                                   "losses.png"))
         plots["metrics"] = plot_metrics(spec, results, os.path.join(folders.results_dir,
                                                                     "metrics.png"))
+    if any(result.get("trend") for result in results):
+        plots["trend"] = plot_trend(spec, results, os.path.join(folders.results_dir,
+                                                                "trend.png"))
     report = {
         "experiment": spec.name, "title": spec.title, "scale": spec.scale,
         "file": spec.source, "command": command, "paper_table": spec.paper_table,
@@ -180,6 +218,12 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                   f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
                   f"trained {steps} steps on each objective's training shards with the rest "
                   f"of the model frozen, then scored on the same held-out sets.", ""]
+    chance = chance_markdown(results)
+    if chance:
+        lines += ["## Sentence accuracies against chance", "", chance, ""]
+    trend = trend_markdown(results)
+    if trend:
+        lines += ["## Held-out accuracies at each kept checkpoint", "", trend, ""]
     lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
     if spec.claims:
         by_name = {result["name"]: result for result in results}

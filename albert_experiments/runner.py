@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any, Sequence
 
+import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
@@ -31,6 +32,7 @@ from albert_experiments.variant_downstream import fine_tune_variant
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
 from albert_tf.parameters import parameter_counts
+from albert_tf.run_folder import checkpoint_step, run_folders
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer
 from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
@@ -142,6 +144,9 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
             and "sentence_probe" not in result):
         _add_sentence_probes(result, spec, variant, data, config, heldout)
         _write_result(config, result)
+    if spec.evaluation.checkpoint_trend and "trend" not in result:
+        result["trend"] = checkpoint_trend(spec, config, heldout)
+        _write_result(config, result)
     for task in spec.downstream:  # each seed kept as it finishes
         def keep(entry, name=task.name):
             result["downstream"][name] = entry
@@ -186,6 +191,24 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},
     }
     return result
+
+
+def checkpoint_trend(spec: ExperimentSpec, config: PretrainConfig, heldout: dict[str, str]
+                     ) -> list[dict[str, Any]]:
+    """Every kept checkpoint of the run scored on the held-out sets: one
+    {"step", "mlm_accuracy", "nsp_accuracy", "sop_accuracy"} per checkpoint, oldest first."""
+    state = tf.train.get_checkpoint_state(run_folders(config.train.model_dir)["checkpoints"])
+    paths = sorted(state.all_model_checkpoint_paths if state else [], key=checkpoint_step)
+    trend = []
+    for path in paths:
+        tf_keras.backend.clear_session()
+        model, _, _ = load_pretrainer(config.train.model_dir, path)
+        accuracy = table6_row(_heldout_scores(model, config, heldout,
+                                              spec.evaluation.batch_size,
+                                              spec.evaluation.max_batches))
+        trend.append({"step": checkpoint_step(path), **{
+            f"{task}_accuracy": value for task, value in accuracy.items()}})
+    return trend
 
 
 # The parts a sentence probe keeps fixed: everything the masked-LM objective trained.

@@ -132,11 +132,14 @@ class EvaluationSpec:
     """How the held-out sets are scored: batch size, and at most this many batches.
     `sentence_probe_steps`: a variant trained without a sentence objective gets SOP and NSP
     accuracies from a probe: its pooler and a fresh sentence head trained this many steps on
-    its frozen encoder (0: none, its columns stay empty)."""
+    its frozen encoder (0: none, its columns stay empty). `checkpoint_trend`: also score every
+    checkpoint a variant kept (`train.checkpoints_to_keep`), so the report shows how each
+    accuracy moved over the last part of training."""
 
     batch_size: int = 64
     max_batches: int | None = None
     sentence_probe_steps: int = 300
+    checkpoint_trend: bool = False
 
 
 DOWNSTREAM_RECIPES = ("task", "small_model")

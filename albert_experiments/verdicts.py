@@ -48,7 +48,9 @@ SAMPLES = {"mlm_accuracy": ("sop", "masked_tokens", "masked predictions"),
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """One claim of the paper about a table: `first` - `second` is `expect` on `metric`."""
+    """One claim of the paper about a table: `first` - `second` is `expect` on `metric`
+    (`second` on `second_metric` when that is given: one model's score on one task against
+    another model's on another task, as in Table 6's asymmetry)."""
 
     text: str
     metric: str
@@ -56,6 +58,12 @@ class Claim:
     second: str
     expect: str
     margin: float = 0.01
+    second_metric: str = ""
+
+    @property
+    def other_metric(self) -> str:
+        """The metric of the second side."""
+        return self.second_metric or self.metric
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,9 +86,10 @@ def parse_claims(value: Any, variant_names: Sequence[str], where: str,
     claims = []
     for index, item in enumerate(value):
         place = f"{where}: claims[{index}]"
-        if not isinstance(item, Mapping) or set(item) - {"claim", "metric", "compare",
-                                                          "expect", "margin"}:
-            raise error(f"{place}: expected claim, metric, compare, expect and margin")
+        if not isinstance(item, Mapping) or set(item) - {"claim", "metric", "compare", "expect",
+                                                          "margin", "second_metric"}:
+            raise error(f"{place}: expected claim, metric, compare, expect, margin and "
+                        f"second_metric")
         compare = item.get("compare")
         if not (isinstance(compare, list) and len(compare) == 2):
             raise error(f"{place}: compare must name two variants (or `chance`)")
@@ -96,10 +105,19 @@ def parse_claims(value: Any, variant_names: Sequence[str], where: str,
         if DOWNSTREAM_AVERAGE in metrics and CHANCE in compare:
             raise error(f"{place}: {DOWNSTREAM_AVERAGE} has no chance level; compare two "
                         f"variants")
+        second_metric = item.get("second_metric", "")
+        if second_metric and (len(metrics) != 1 or second_metric not in SAMPLES
+                              or DOWNSTREAM_AVERAGE in (metrics[0], second_metric)
+                              or CHANCE in compare):
+            raise error(f"{place}: second_metric compares one held-out accuracy of the first "
+                        f"variant with another of the second (one metric each, not "
+                        f"{DOWNSTREAM_AVERAGE}, not chance), got {metrics} and "
+                        f"{second_metric!r}")
         if item.get("expect") not in EXPECTATIONS:
             raise error(f"{place}: expect must be one of {', '.join(EXPECTATIONS)}")
         claims += [Claim(str(item.get("claim", "")), metric, compare[0], compare[1],
-                         item["expect"], float(item.get("margin", 0.01))) for metric in metrics]
+                         item["expect"], float(item.get("margin", 0.01)), second_metric)
+                   for metric in metrics]
     return tuple(claims)
 
 
@@ -126,7 +144,7 @@ def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
                                    [second[seed] for seed in seeds]), len(seeds))
     first = _measured(results.get(claim.first), claim.metric)
     second = (0.5, 0) if claim.second == CHANCE else _measured(results.get(claim.second),
-                                                              claim.metric)
+                                                              claim.other_metric)
     if first is None or second is None:
         return None
     return (*proportions_difference(first[0], first[1], *second), first[1])
@@ -174,6 +192,9 @@ def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
             measured = (f"{100 * verdict.difference:+.1f} [{100 * verdict.low:+.1f}, "
                         f"{100 * verdict.high:+.1f}]")
             samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
-        lines.append(f"| {claim.text} | {claim.metric} | {claim.first} - {claim.second} | "
-                     f"{expected} | {measured} | {samples} | **{verdict.outcome}** |")
+        compared = (f"{claim.first} - {claim.second}" if not claim.second_metric else
+                    f"{claim.first} on {claim.metric} - {claim.second} on {claim.other_metric}")
+        metric = claim.metric if not claim.second_metric else "(cross-task)"
+        lines.append(f"| {claim.text} | {metric} | {compared} | {expected} | {measured} | "
+                     f"{samples} | **{verdict.outcome}** |")
     return "\n".join(lines)

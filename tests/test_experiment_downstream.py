@@ -186,3 +186,60 @@ def test_a_claim_may_name_several_metrics_but_downstream_has_no_chance():
     with pytest.raises(ExperimentError, match="has no chance level"):
         parse_claims([{"metric": DOWNSTREAM_AVERAGE, "compare": ["a", "chance"],
                        "expect": "higher"}], ["a"], "t.yaml", ExperimentError)
+
+
+def test_binomial_p_values_by_hand():
+    from albert_experiments.intervals import binomial_p_value
+    # 9 of 10 at 50%: the counts 0, 1, 9, 10 are as unlikely: (1 + 10 + 10 + 1) / 1024.
+    assert binomial_p_value(9, 10) == pytest.approx(22 / 1024)
+    assert binomial_p_value(10, 10) == pytest.approx(2 / 1024)
+    assert binomial_p_value(5, 10) == pytest.approx(1.0)
+    # 2 of 3 at 25%: P = 1/64 27/64 27/64 9/64 for 3, 0, 1, 2 hits -> 1 + 9 of 64.
+    assert binomial_p_value(2, 3, 0.25) == pytest.approx(10 / 64)
+    with pytest.raises(ValueError, match="successes <= trials"):
+        binomial_p_value(11, 10)
+
+
+def _sentence_result(name, label, nsp=None, sop=None):
+    metrics = {"nsp_accuracy": nsp, "sop_accuracy": sop}
+    return {"name": name, "label": label, "metrics": metrics,
+            "heldout_counts": {"sop": {"examples": 200, "masked_tokens": 5000},
+                               "nsp": {"examples": 400}}}
+
+
+def test_a_cross_task_claim_compares_one_models_task_with_anothers():
+    results = {"sop": _sentence_result("sop", "SOP", nsp=0.60, sop=0.80),
+               "nsp": _sentence_result("nsp", "NSP", nsp=0.90, sop=0.52)}
+    claims = parse_claims([{"claim": "one-way", "metric": "nsp_accuracy",
+                            "second_metric": "sop_accuracy", "compare": ["sop", "nsp"],
+                            "expect": "higher"}], ["sop", "nsp"], "t.yaml", ExperimentError)
+    verdict = judge(claims[0], results)
+    # SOP model on NSP: .60 of 400; NSP model on SOP: .52 of 200.
+    # se = sqrt(.6 * .4 / 400 + .52 * .48 / 200) = sqrt(.001848) = 0.042988;
+    # 1.96 se = 0.084256.
+    assert (verdict.difference, verdict.low, verdict.high) == pytest.approx(
+        (0.08, -0.004256, 0.164256), abs=1e-5)
+    assert verdict.outcome == "not shown" and verdict.samples == 400
+    assert "| sop on nsp_accuracy - nsp on sop_accuracy |" in verdicts_markdown([verdict])
+    with pytest.raises(ExperimentError, match="second_metric compares one held-out accuracy"):
+        parse_claims([{"metric": "nsp_accuracy", "second_metric": DOWNSTREAM_AVERAGE,
+                       "compare": ["sop", "nsp"], "expect": "higher"}], ["sop", "nsp"],
+                     "t.yaml", ExperimentError)
+
+
+def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_trend():
+    from albert_experiments.report import chance_markdown, trend_markdown
+    results = [_sentence_result("sop", "SOP", nsp=0.6, sop=0.8),
+               {**_sentence_result("none", "None"), "trend": [
+                   {"step": 500, "mlm_accuracy": 0.1, "nsp_accuracy": None,
+                    "sop_accuracy": None},
+                   {"step": 1000, "mlm_accuracy": 0.15, "nsp_accuracy": None,
+                    "sop_accuracy": None}]}]
+    lines = chance_markdown(results).splitlines()
+    assert len(lines) == 4  # header, rule, the SOP model's two cells; None has no head
+    from albert_experiments.intervals import binomial_p_value
+    assert lines[2] == f"| SOP | NSP | 240 / 400 | 60.0 | {binomial_p_value(240, 400):.2g} |"
+    assert lines[3].startswith("| SOP | SOP | 160 / 200 | 80.0 |")
+    trend = trend_markdown(results).splitlines()
+    assert trend[2:] == ["| None | 500 | 10.0 | – | – |", "| None | 1,000 | 15.0 | – | – |"]
+    assert chance_markdown([_sentence_result("none", "None")]) == ""

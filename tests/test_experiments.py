@@ -258,7 +258,9 @@ def micro(tmp_path_factory):
             "seeds": [1, 2]}
     claims = [{"claim": "SOP beats NSP downstream", "metric": ["downstream_average"],
                "compare": ["sop", "nsp"], "expect": "higher"}]
-    path.write_text(yaml.safe_dump(_document(root, downstream=[sst2], claims=claims)))
+    document = _document(root, downstream=[sst2], claims=claims)
+    document["scales"]["micro"]["evaluation"]["checkpoint_trend"] = True
+    path.write_text(yaml.safe_dump(document))
     folders = {name: str(root / name) for name in ("work", "data", "results")}
     arguments = ["--scale", "micro", "--work_dir", folders["work"], "--data_dir",
                  folders["data"], "--results_dir", folders["results"], "--no_progress"]
@@ -311,6 +313,10 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
         for seed in (1, 2):
             assert os.path.exists(os.path.join(micro["work"], variant["name"], sst2["folder"],
                                                f"seed{seed}", "eval_results.json"))
+        # Every kept checkpoint scored; the last one is the variant's own result.
+        assert [point["step"] for point in variant["trend"]] == [10, 20]
+        for name in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy"):
+            assert variant["trend"][-1][name] == pytest.approx(metrics[name])
     curves = json.loads(open(sop_result).read())["curves"]
     assert [step for step, _ in curves["train_loss"]] == [5, 10, 15, 20]
     assert [step for step, _ in curves["eval_loss"]] == [10, 20]
@@ -321,7 +327,9 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert " accuracy (2 seeds) |" in markdown
     assert "| SOP beats NSP downstream | downstream_average | sop - nsp | higher |" in markdown
     assert "2 fine-tuning seeds |" in markdown
-    for plot in ("losses.png", "metrics.png"):
+    assert "## Sentence accuracies against chance" in markdown
+    assert "## Held-out accuracies at each kept checkpoint" in markdown
+    for plot in ("losses.png", "metrics.png", "trend.png"):
         with open(os.path.join(micro["results"], plot), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
