@@ -5,13 +5,15 @@
     albert-experiment params experiments/table5_sharing.yaml --scale paper
     albert-experiment report experiments/table6_sentence_objective.yaml --scale mini
     albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
+    albert-experiment summary --scale mini   # every table's report on one page
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
 pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
 each on held-out MLM / NSP / SOP, and writes results.json, results.md (the paper's table
 with our numbers beside its figures) and PNG plots. `params` prints the parameter counts of
 each variant's built model without training; `report` rewrites the report from the
-finished variants; `downstream` fine-tunes one pretraining run and a random start of the
+finished variants; `summary` writes one page over every table's report (variants run,
+ranges, each claim's verdict); `downstream` fine-tunes one pretraining run and a random start of the
 same sizes on every task folder and writes `downstream.json` / `downstream.md` into the run.
 """
 
@@ -57,6 +59,16 @@ def _parser() -> argparse.ArgumentParser:
                                  help="run only these variants (default: all)")
             command.add_argument("--no_progress", action="store_true",
                                  help="no progress bars while building shards")
+    summary = commands.add_parser(
+        "summary", help="one page over every table's report at a scale: variants run, "
+                        "ranges, the claims and their verdicts")
+    summary.add_argument("--scale", default="mini", help="the scale (default: mini)")
+    summary.add_argument("--experiments_dir", default="experiments",
+                         help="where the table*.yaml files are (default: experiments)")
+    summary.add_argument("--results_root", default=os.path.join("experiments", "results"),
+                         help="where the reports are; the summary is written there as "
+                              "summary-<scale>.md (default: experiments/results)")
+    add_verbose_flag(summary)
     downstream = commands.add_parser(
         "downstream", help="fine-tune a pretraining run and a random start of its sizes on "
                            "every task folder, beside a bag-of-words baseline")
@@ -113,6 +125,14 @@ def _run(args, argv: list[str]) -> int:
 
     if args.command == "downstream":
         return _downstream(args)
+    if args.command == "summary":
+        from albert_experiments.summary import write_summary
+        try:
+            print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
+        except ConfigError as error:
+            print(f"albert-experiment summary: error: {error}", file=sys.stderr)
+            return 2
+        return 0
     try:
         spec = load_experiment(args.experiment, args.scale, args.override)
         if args.command == "params":

@@ -22,7 +22,7 @@ from albert_experiments.downstream_average import (
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
-from albert_experiments.verdicts import judge, verdicts_markdown
+from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import model_config_from_mapping
@@ -178,6 +178,9 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
             command = json.load(f).get("command", "")
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
                         for variant in spec.variants}
+    by_name = {result["name"]: result for result in results}
+    verdicts = [judge(claim, by_name, [task.name for task in spec.downstream])
+                for claim in spec.claims]
     os.makedirs(folders.results_dir, exist_ok=True)
     plots = {}
     if results:
@@ -200,6 +203,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         "not_run": [v.name for v in spec.variants
                     if v.name not in {result["name"] for result in results}],
         "plots": {name: os.path.basename(path) for name, path in plots.items()},
+        "verdicts": [verdict_record(verdict) for verdict in verdicts],
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
@@ -225,15 +229,12 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     if trend:
         lines += ["## Held-out accuracies at each kept checkpoint", "", trend, ""]
     lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
-    if spec.claims:
-        by_name = {result["name"]: result for result in results}
+    if verdicts:
         lines += ["", "## Verdicts", "",
                   "Each claim of the paper about this table, tested on our held-out accuracies "
                   "and downstream averages (difference in points with a 95% interval; see "
                   "`albert_experiments/verdicts.py` for the rule).", "",
-                  verdicts_markdown([judge(claim, by_name, [task.name for task in
-                                                            spec.downstream])
-                                     for claim in spec.claims])]
+                  verdicts_markdown(verdicts)]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "

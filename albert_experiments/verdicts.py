@@ -174,6 +174,13 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
     return Verdict(claim, difference, low, high, samples, outcome)
 
 
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as `results.json` stores it (differences as fractions)."""
+    return {**dataclasses.asdict(verdict.claim), "difference": verdict.difference,
+            "low": verdict.low, "high": verdict.high, "samples": verdict.samples,
+            "outcome": verdict.outcome}
+
+
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
     """The verdicts as a markdown table (differences in points: accuracy, or the downstream
     average's scores x100)."""

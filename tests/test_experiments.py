@@ -327,6 +327,9 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert " accuracy (2 seeds) |" in markdown
     assert "| SOP beats NSP downstream | downstream_average | sop - nsp | higher |" in markdown
     assert "2 fine-tuning seeds |" in markdown
+    verdict, = report["verdicts"]  # the one claim, judged on the two seeds both finished
+    assert verdict["metric"] == "downstream_average" and verdict["samples"] == 2
+    assert verdict["outcome"] in ("shown", "not shown", "contradicted")
     assert "## Sentence accuracies against chance" in markdown
     assert "## Held-out accuracies at each kept checkpoint" in markdown
     for plot in ("losses.png", "metrics.png", "trend.png"):

@@ -1,0 +1,108 @@
+"""`albert-experiment summary`: one page over every table's report at one scale.
+
+    albert-experiment summary --scale mini   # writes experiments/results/summary-mini.md
+
+Per table (from `experiments/table*.yaml` and its `results.json`): how many variants have
+run, the range of held-out MLM accuracy and of the downstream average over them, and how
+many of the paper's claims are shown, not shown, contradicted or not run yet; then every
+claim with our difference and verdict. Reads only the reports, so it runs in a second.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from typing import Any, Sequence
+
+from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE
+from albert_experiments.report import RESULTS_JSON
+from albert_experiments.spec import load_experiment
+from albert_tf.text.files import atomic_write_bytes
+
+OUTCOMES = ("shown", "not shown", "contradicted", "not run")
+
+
+def table_files(experiments_dir: str) -> list[str]:
+    """The table files in the paper's order (table4 ... table12)."""
+    def number(path: str) -> int:
+        match = re.match(r"table(\d+)", os.path.basename(path))
+        return int(match.group(1)) if match else 10**6
+    return sorted(glob.glob(os.path.join(experiments_dir, "table*.yaml")), key=number)
+
+
+def _range(values: Sequence[float | None]) -> str:
+    present = [100 * value for value in values if value is not None]
+    if not present:
+        return "–"
+    low, high = min(present), max(present)
+    return f"{low:.1f}" if round(low, 1) == round(high, 1) else f"{low:.1f}-{high:.1f}"
+
+
+def _difference(verdict: dict[str, Any]) -> str:
+    if verdict["difference"] is None:
+        return "–"
+    if verdict["low"] == verdict["high"]:
+        return f"{100 * verdict['difference']:+.1f}"
+    return (f"{100 * verdict['difference']:+.1f} [{100 * verdict['low']:+.1f}, "
+            f"{100 * verdict['high']:+.1f}]")
+
+
+def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, Any]:
+    """Per table: the spec's name and title, the report (None if not written) and counts."""
+    tables = []
+    for path in table_files(experiments_dir):
+        spec = load_experiment(path, scale)
+        report_path = os.path.join(results_root, spec.name, scale, RESULTS_JSON)
+        report = None
+        if os.path.exists(report_path):
+            with open(report_path, encoding="utf-8") as f:
+                report = json.load(f)
+        variants = report["variants"] if report else []
+        verdicts = report.get("verdicts", []) if report else []
+        tables.append({
+            "name": spec.name, "title": spec.title, "paper_table": spec.paper_table,
+            "results": os.path.relpath(os.path.dirname(report_path), results_root)
+            if report else None,
+            "variants_run": len(variants), "variants": len(spec.variants),
+            "mlm": _range([v["metrics"].get("mlm_accuracy") for v in variants]),
+            "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
+            "outcomes": {outcome: sum(v["outcome"] == outcome for v in verdicts)
+                         for outcome in OUTCOMES},
+            "claims": len(spec.claims), "verdicts": verdicts})
+    return {"scale": scale, "tables": tables}
+
+
+def summary_markdown(summary: dict[str, Any]) -> str:
+    lines = [f"# The ablation tables at the {summary['scale']} scale", "",
+             "Made by `albert-experiment summary` from each table's `results.json`; the "
+             "tables' own `results.md` have the rows and the paper's figures.", "",
+             "| table | variants run | held-out MLM % | downstream avg. | claims: shown / not "
+             "shown / contradicted / not run |", "|---|---:|---|---|---|"]
+    for table in summary["tables"]:
+        counts = table["outcomes"]
+        if not table["verdicts"]:  # no report yet: every claim is still to run
+            counts = {**counts, "not run": table["claims"]}
+        title = table["title"] or table["name"]
+        link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
+        lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
+                     f"{table['mlm']} | {table['downstream']} | "
+                     + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
+    lines += ["", "## Every claim", "",
+              "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
+              "|---|---|---|---|---|"]
+    for table in summary["tables"]:
+        for verdict in table["verdicts"]:
+            metric = verdict["metric"] + (f" / {verdict['second_metric']}"
+                                          if verdict.get("second_metric") else "")
+            lines.append(f"| {table['paper_table'].split(' ')[0]} | {verdict['text']} | "
+                         f"{metric} | {_difference(verdict)} | {verdict['outcome']} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(experiments_dir: str, results_root: str, scale: str) -> str:
+    """Writes `<results_root>/summary-<scale>.md` and returns its text."""
+    text = summary_markdown(summarize(experiments_dir, results_root, scale))
+    atomic_write_bytes(os.path.join(results_root, f"summary-{scale}.md"), text.encode())
+    return text

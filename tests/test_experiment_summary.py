@@ -1,0 +1,66 @@
+"""`albert-experiment summary`: every table's report on one page, in the paper's order."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from albert_experiments.cli import main as experiment_main
+
+
+def _table(name: str, claims: list) -> dict:
+    variant = {"pretrain": {"model": {"hidden_size": 32, "num_attention_heads": 2,
+                                      "intermediate_size": 64, "embedding_size": 16}}}
+    return {
+        "name": name, "title": f"Title of {name}",
+        "paper": {"table": f"{name[5:].split('_')[0]} (arXiv v6: 1)"},
+        "scales": {"micro": {
+            "corpus": {"sources": [{"name": "x", "train_files": ["t.txt"],
+                                    "heldout_files": ["h.txt"]}]},
+            "tokenizer": {"vocab_size": 48}, "shards": {"max_seq_length": 32},
+            "pretrain": {"train": {"train_steps": 1}}}},
+        "variants": [{"name": "a", **variant}, {"name": "b", **variant},
+                     {"name": "c", **variant}],
+        "claims": claims}
+
+
+def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsys):
+    experiments, results = tmp_path / "experiments", tmp_path / "results"
+    experiments.mkdir()
+    claim = {"claim": "a beats b", "metric": ["downstream_average", "mlm_accuracy"],
+             "compare": ["a", "b"], "expect": "higher"}
+    for name in ("table12_dropout", "table4_size"):  # written out of order on purpose
+        (experiments / f"{name}.yaml").write_text(yaml.safe_dump(_table(name, [claim])))
+    report = {"variants": [
+        {"name": "a", "metrics": {"mlm_accuracy": 0.152, "downstream_average": 0.71}},
+        {"name": "b", "metrics": {"mlm_accuracy": 0.1, "downstream_average": None}}],
+        "verdicts": [
+            {"text": "a beats b", "metric": "downstream_average", "second_metric": "",
+             "difference": 0.03, "low": 0.01, "high": 0.05, "outcome": "shown"},
+            {"text": "a beats b", "metric": "mlm_accuracy", "second_metric": "",
+             "difference": 0.052, "low": -0.01, "high": 0.114, "outcome": "not shown"}]}
+    folder = results / "table4_size" / "micro"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(report))
+
+    assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
+                            str(experiments), "--results_root", str(results)]) == 0
+    printed = capsys.readouterr().out
+    with open(results / "summary-micro.md") as f:
+        assert f.read() == printed
+    lines = printed.splitlines()
+    rows = [line for line in lines if line.startswith("| [Title") or
+            line.startswith("| Title")]
+    # Table 4 before Table 12; 2 of 3 variants run; MLM 10.0-15.2; one downstream average.
+    assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 3 | "
+                       "10.0-15.2 | 71.0 | 1 / 1 / 0 / 0 |")
+    # No report yet: both of its claims (one per metric) still to run.
+    assert rows[1] == "| Title of table12_dropout | 0 of 3 | – | – | 0 / 0 / 0 / 2 |"
+    assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
+    assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
+    assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
+                            str(experiments), "--results_root", str(results)]) == 2
+    assert "no scale 'paper'" in capsys.readouterr().err
+    assert not os.path.exists(results / "summary-paper.md")
