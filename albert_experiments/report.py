@@ -30,6 +30,9 @@ from albert_tf.training.config import model_config_from_mapping
 RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
 RESULTS_JSON = "results.json"
 RESULTS_MARKDOWN = "results.md"
+# Written by hand after a run (what the verdicts mean, what the scale cannot show and what
+# would): appended to results.md every time the report is written.
+NOTES_MARKDOWN = "notes.md"
 
 
 def millions(count: int | None) -> str:
@@ -235,6 +238,10 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                   "and downstream averages (difference in points with a 95% interval; see "
                   "`albert_experiments/verdicts.py` for the rule).", "",
                   verdicts_markdown(verdicts)]
+    notes = os.path.join(folders.results_dir, NOTES_MARKDOWN)
+    if os.path.exists(notes):  # the reader's notes, kept when the report is rewritten
+        with open(notes, encoding="utf-8") as f:
+            lines += ["", f.read().rstrip()]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "

@@ -336,9 +336,14 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
         with open(os.path.join(micro["results"], plot), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
-    # The report rewritten from the finished variants keeps the command that made it.
+    # The report rewritten from the finished variants keeps the command that made it, and
+    # the notes written beside it by hand.
+    with open(os.path.join(micro["results"], "notes.md"), "w") as f:
+        f.write("## Reading\n\nWhat these rows say.\n")
     assert experiment_main(["report", micro["path"], "--scale", "micro", "--work_dir",
                             micro["work"], "--results_dir", micro["results"]]) == 0
+    with open(os.path.join(micro["results"], "results.md")) as f:
+        assert f.read().endswith("\n\n## Reading\n\nWhat these rows say.\n")
     rewritten = json.loads(open(os.path.join(micro["results"], "results.json")).read())
     assert rewritten["command"] == report["command"]
     assert rewritten["variants"] == report["variants"]
