@@ -59,14 +59,15 @@ def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_len
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
                    overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
-    `overrides`); writes and returns `downstream.json` (and `downstream.md`) in `run_dir`."""
+    `overrides`); writes `downstream.json` (and `downstream.md`) in `run_dir` after each
+    task, so an interrupted run leaves the finished tasks' report, and returns it."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
     folder = os.path.join(run_dir, "downstream")
     starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
                                      run.model.to_dict()) for start in STARTS}
-    rows = {}
+    rows, report = {}, None
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
             runs = {start: [_fine_tune(task, task_folder, starts[start], spm_model,
@@ -84,6 +85,12 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
         print(f"albert-experiment downstream: {name} done", flush=True)
+        report = _write_report(run_dir, tasks_dir, seeds, overrides, rows)  # after each task
+    return report or _write_report(run_dir, tasks_dir, seeds, overrides, rows)
+
+
+def _write_report(run_dir: str, tasks_dir: str, seeds: Sequence[int],
+                  overrides: Sequence[str], rows: dict[str, Any]) -> dict[str, Any]:
     report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
               "recipe": [*SMALL_MODEL_RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
     atomic_write_bytes(os.path.join(run_dir, "downstream.json"),
