@@ -45,9 +45,11 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
     entry = {**entry, "seeds": dict(entry["seeds"])}
     recipe = ([*SMALL_MODEL_RECIPE, f"data.max_seq_length={seq_length}"]
               if task.recipe == "small_model" else [])
-    for seed in task.seeds:
+    for number, seed in enumerate(task.seeds, 1):
         if str(seed) in entry["seeds"]:
             continue
+        print(f"albert-experiment: {run_dir}: {task.name}, seed {seed} ({number} of "
+              f"{len(task.seeds)})", flush=True)
         scores = dev_scores(entry["task"], [
             *recipe, *task.overrides, f"model.init_checkpoint={run_dir}",
             f"model.spm_model={spm_model}", f"data.data_dir={task_folder}",
