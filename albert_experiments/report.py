@@ -28,6 +28,7 @@ from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import model_config_from_mapping
 
 RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
+RANDOM_START = "random_start"  # the folder of the downstream reference row in the work dir
 RESULTS_JSON = "results.json"
 RESULTS_MARKDOWN = "results.md"
 # Written by hand after a run (what the verdicts mean, what the scale cannot show and what
@@ -90,39 +91,63 @@ def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
     return results
 
 
+def load_random_start(spec: ExperimentSpec, work_dir: str) -> dict[str, Any] | None:
+    """The random start's downstream scores (the reference row), with their average, or
+    None when it has not run."""
+    path = os.path.join(work_dir, RANDOM_START, RESULT_FILE)
+    if not spec.downstream or not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        result = json.load(f)
+    result["metrics"][DOWNSTREAM_AVERAGE] = downstream_average(
+        result, [task.name for task in spec.downstream])
+    return result
+
+
 def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
-                   paper_parameters: dict[str, int | None]) -> str:
-    """One row per variant: the paper's figures, then parameter counts and our metrics."""
+                   paper_parameters: dict[str, int | None],
+                   reference: dict[str, Any] | None = None) -> str:
+    """One row per variant: the paper's figures, then parameter counts and our metrics; then
+    the `reference` row (a random start: downstream columns only), if given."""
     by_name = {result["name"]: result for result in results}
+    average_column = bool(spec.downstream) and DOWNSTREAM_AVERAGE not in spec.metrics
     headers = ["", *(f"paper {header}" for _, header in spec.paper_columns)]
     if spec.paper_models:
         headers.append("params, paper sizes (ours)")
     headers += [f"params ({spec.scale})", *(f"{METRICS[m]} ({spec.scale})"
                                             for m in spec.metrics),
                 *(f"{task.name} dev ({spec.scale})" for task in spec.downstream)]
-    average_column = bool(spec.downstream) and DOWNSTREAM_AVERAGE not in spec.metrics
     if average_column:
         headers.append(f"{METRICS[DOWNSTREAM_AVERAGE]} ({spec.scale})")
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    rows = []
     for variant in spec.variants:
-        result = by_name.get(variant.name)
         cells = [variant.row_label]
         cells += ["–" if variant.paper.get(key) is None else str(variant.paper[key])
                   for key, _ in spec.paper_columns]
         if spec.paper_models:
             cells.append(millions(paper_parameters.get(variant.name)))
-        if result is None:
-            cells += ["not run"] * (len(headers) - len(cells))
-        else:
-            cells.append(millions(result["parameters"]["total"]))
-            cells += [_format(metric, result["metrics"].get(metric)) for metric in spec.metrics]
-            cells += [_downstream_cell(result["downstream"].get(task.name))
-                      for task in spec.downstream]
-            if average_column:
-                cells.append(_format(DOWNSTREAM_AVERAGE,
-                                     result["metrics"].get(DOWNSTREAM_AVERAGE)))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells + _our_cells(spec, by_name.get(variant.name), average_column))
+    if reference is not None:
+        rows.append([reference["label"], *["–"] * (len(spec.paper_columns)
+                                                   + bool(spec.paper_models)),
+                     *_our_cells(spec, reference, average_column)])
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
+def _our_cells(spec: ExperimentSpec, result: dict[str, Any] | None,
+               average_column: bool) -> list[str]:
+    """The cells of our columns for one row (a row without a result: `not run`)."""
+    count = 1 + len(spec.metrics) + len(spec.downstream) + average_column
+    if result is None:
+        return ["not run"] * count
+    cells = [millions(result.get("parameters", {}).get("total"))]
+    cells += [_format(metric, result["metrics"].get(metric)) for metric in spec.metrics]
+    cells += [_downstream_cell(result["downstream"].get(task.name))
+              for task in spec.downstream]
+    if average_column:
+        cells.append(_format(DOWNSTREAM_AVERAGE, result["metrics"].get(DOWNSTREAM_AVERAGE)))
+    return cells
 
 
 SENTENCE_TASKS = (("nsp_accuracy", "nsp", "NSP"), ("sop_accuracy", "sop", "SOP"))
@@ -181,6 +206,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
             command = json.load(f).get("command", "")
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
                         for variant in spec.variants}
+    reference = load_random_start(spec, folders.work_dir)
     by_name = {result["name"]: result for result in results}
     verdicts = [judge(claim, by_name, [task.name for task in spec.downstream])
                 for claim in spec.claims]
@@ -207,6 +233,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                     if v.name not in {result["name"] for result in results}],
         "plots": {name: os.path.basename(path) for name, path in plots.items()},
         "verdicts": [verdict_record(verdict) for verdict in verdicts],
+        "random_start": reference,
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
@@ -217,7 +244,11 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         lines += [f"Ours: {_setting(results)}.", ""]
     if command:
         lines += ["Made by:", "", f"    {command}", ""]
-    lines += [markdown_table(spec, results, paper_parameters), ""]
+    lines += [markdown_table(spec, results, paper_parameters, reference), ""]
+    if reference is not None:
+        lines += ["The last row fine-tunes a random start of the first variant's sizes with "
+                  "the same recipe and seeds: the downstream columns without pretraining.",
+                  ""]
     probed = [result for result in results if result.get("sentence_probe")]
     for result in probed:
         steps = next(iter(result["sentence_probe"].values()))["steps"]

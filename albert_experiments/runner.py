@@ -10,6 +10,8 @@ silently: the runner stops and names the settings that differ.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import math
 import os
@@ -21,7 +23,7 @@ import tf_keras
 
 from albert_experiments.curves import run_curves
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
-from albert_experiments.report import RESULT_FILE, write_report
+from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
@@ -31,6 +33,7 @@ from albert_experiments.spec import (
 from albert_experiments.variant_downstream import fine_tune_variant
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
+from albert_tf.finetuning.starts import start_overrides
 from albert_tf.parameters import parameter_counts
 from albert_tf.run_folder import checkpoint_step, run_folders
 from albert_tf.text.files import atomic_write_bytes
@@ -270,4 +273,36 @@ def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] =
     heldout = {objective: data.heldout_shards(objective) for objective in HELDOUT_OBJECTIVES}
     for variant in chosen:
         run_variant(spec, variant, data, folders, heldout)
+    if spec.evaluation.random_start and spec.downstream:
+        run_random_start(spec, data, folders)
     return write_report(spec, folders, command)
+
+
+def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folders
+                     ) -> dict[str, Any]:
+    """Fine-tunes a random start of the first variant's sizes on every downstream task (the
+    table's reference row); kept in `<work_dir>/random_start/result.json` like a variant's."""
+    first = spec.variants[0]
+    config = _prepared_config(spec, first, data, folders.work_dir)
+    model = config.model.to_dict()
+    path = os.path.join(folders.work_dir, RANDOM_START, RESULT_FILE)
+    result = {"name": RANDOM_START, "label": f"random start ({first.row_label} sizes)",
+              "model": model, "metrics": {}, "downstream": {}}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        if stored.get("model") == model:  # other sizes: fine-tuned anew, in another folder
+            result = stored
+    digest = hashlib.sha256(json.dumps(model, sort_keys=True).encode()).hexdigest()[:8]
+    folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{digest}")
+    start = start_overrides("", "random", folder, model)
+
+    def keep(entry, name):
+        result["downstream"][name] = entry
+        atomic_write_bytes(path, json.dumps(result, indent=1).encode())
+
+    for task in spec.downstream:
+        fine_tune_variant(task, data.task_folder(task), folder, data.spm_model(),
+                          config.data.max_seq_length, result["downstream"].get(task.name),
+                          functools.partial(keep, name=task.name), start)
+    return result

@@ -134,12 +134,15 @@ class EvaluationSpec:
     accuracies from a probe: its pooler and a fresh sentence head trained this many steps on
     its frozen encoder (0: none, its columns stay empty). `checkpoint_trend`: also score every
     checkpoint a variant kept (`train.checkpoints_to_keep`), so the report shows how each
-    accuracy moved over the last part of training."""
+    accuracy moved over the last part of training. `random_start`: also fine-tune a random
+    start of the first variant's sizes on the downstream tasks, the table's reference row
+    (what the downstream columns would be without pretraining)."""
 
     batch_size: int = 64
     max_batches: int | None = None
     sentence_probe_steps: int = 300
     checkpoint_trend: bool = False
+    random_start: bool = False
 
 
 DOWNSTREAM_RECIPES = ("task", "small_model")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -32,10 +32,15 @@ def _settings_digest(settings: Mapping[str, Any]) -> str:
 
 def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
                       seq_length: int, entry: Mapping[str, Any] | None,
-                      keep: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+                      keep: Callable[[dict[str, Any]], None],
+                      start: Sequence[str] | None = None) -> dict[str, Any]:
     """Fine-tunes the pretraining run `run_dir` on `task` (its data in `task_folder`) once per
     seed not yet in `entry` (the task's stored scores), calling `keep` with the updated entry
-    after each seed; returns the entry. An entry made with other settings is started anew."""
+    after each seed; returns the entry. An entry made with other settings is started anew.
+
+    `start` replaces the start (default: `model.init_checkpoint=<run_dir>`), e.g. a random
+    start's `model.config=...` (`albert_tf.finetuning.starts.start_overrides`); the runs
+    then still live under `run_dir`."""
     settings = task.settings()
     if not entry or entry.get("settings") != settings:
         finetune_task = task.task or folder_task(task_folder)
@@ -51,7 +56,7 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
         print(f"albert-experiment: {run_dir}: {task.name}, seed {seed} ({number} of "
               f"{len(task.seeds)})", flush=True)
         scores = dev_scores(entry["task"], [
-            *recipe, *task.overrides, f"model.init_checkpoint={run_dir}",
+            *recipe, *task.overrides, *(start or [f"model.init_checkpoint={run_dir}"]),
             f"model.spm_model={spm_model}", f"data.data_dir={task_folder}",
             f"train.seed={seed}",
             f"train.model_dir={os.path.join(run_dir, entry['folder'], f'seed{seed}')}"],

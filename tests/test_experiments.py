@@ -259,7 +259,7 @@ def micro(tmp_path_factory):
     claims = [{"claim": "SOP beats NSP downstream", "metric": ["downstream_average"],
                "compare": ["sop", "nsp"], "expect": "higher"}]
     document = _document(root, downstream=[sst2], claims=claims)
-    document["scales"]["micro"]["evaluation"]["checkpoint_trend"] = True
+    document["scales"]["micro"]["evaluation"].update(checkpoint_trend=True, random_start=True)
     path.write_text(yaml.safe_dump(document))
     folders = {name: str(root / name) for name in ("work", "data", "results")}
     arguments = ["--scale", "micro", "--work_dir", folders["work"], "--data_dir",
@@ -327,6 +327,13 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert " accuracy (2 seeds) |" in markdown
     assert "| SOP beats NSP downstream | downstream_average | sop - nsp | higher |" in markdown
     assert "2 fine-tuning seeds |" in markdown
+    # The reference row: a random start of the first variant's sizes, same recipe and seeds.
+    random_start = report["random_start"]
+    assert list(random_start["downstream"]["sst2"]["seeds"]) == ["1", "2"]
+    assert random_start["model"]["hidden_size"] == 32
+    assert random_start["metrics"]["downstream_average"] == pytest.approx(
+        random_start["downstream"]["sst2"]["value"])
+    assert "| random start (NSP sizes) | – | – | – | – |" in markdown
     verdict, = report["verdicts"]  # the one claim, judged on the two seeds both finished
     assert verdict["metric"] == "downstream_average" and verdict["samples"] == 2
     assert verdict["outcome"] in ("shown", "not shown", "contradicted")
