@@ -14,4 +14,4 @@ $B/albert-pretrain --config configs/pretrain/tiny_cpu.yaml --override model.voca
   --override data.max_seq_length=128 --override data.max_predictions_per_seq=20 --override model.max_position_embeddings=128 \
   --override train.model_dir=$o/run --override train.train_steps=2400 --override train.steps_per_epoch=400
 # runs/tasks: albert-data task --source bbc-news|rotten-tomatoes|fine-foods|lee-pairs --output runs/tasks/<name>
-$B/albert-experiment downstream $o/run --tasks_dir runs/tasks --seeds 1 2 3
+$B/albert-experiment downstream $o/run --tasks_dir runs/tasks --seeds 1 2 3 4 5 6
