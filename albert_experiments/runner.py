@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import math
 import os
@@ -30,7 +29,7 @@ from albert_experiments.spec import (
     VariantSpec,
     deep_merge,
 )
-from albert_experiments.variant_downstream import fine_tune_variant
+from albert_experiments.variant_downstream import fine_tune_variant, settings_digest
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.data.validation import read_shard_manifest
 from albert_tf.finetuning.starts import start_overrides
@@ -293,8 +292,7 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
             stored = json.load(f)
         if stored.get("model") == model:  # other sizes: fine-tuned anew, in another folder
             result = stored
-    digest = hashlib.sha256(json.dumps(model, sort_keys=True).encode()).hexdigest()[:8]
-    folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{digest}")
+    folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{settings_digest(model)}")
     start = start_overrides("", "random", folder, model)
 
     def keep(entry, name):

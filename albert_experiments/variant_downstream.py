@@ -26,7 +26,8 @@ from albert_experiments.spec import DownstreamSpec
 from albert_tf.finetuning.starts import SMALL_MODEL_RECIPE, dev_scores, folder_task
 
 
-def _settings_digest(settings: Mapping[str, Any]) -> str:
+def settings_digest(settings: Mapping[str, Any]) -> str:
+    """Eight hex digits naming a mapping of settings (a folder per settings)."""
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -45,7 +46,7 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
     if not entry or entry.get("settings") != settings:
         finetune_task = task.task or folder_task(task_folder)
         entry = {"task": finetune_task, "metric": task.metric, "settings": settings,
-                 "folder": os.path.join("finetune", f"{task.name}-{_settings_digest(settings)}"),
+                 "folder": os.path.join("finetune", f"{task.name}-{settings_digest(settings)}"),
                  "seeds": {}}
     entry = {**entry, "seeds": dict(entry["seeds"])}
     recipe = ([*SMALL_MODEL_RECIPE, f"data.max_seq_length={seq_length}"]
