@@ -7,7 +7,7 @@ import math
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.layers.common import build_sublayer, float32_layer_norm, truncated_normal
+from albert_tf.layers.common import build_sublayer, dropout, float32_layer_norm, truncated_normal
 
 # Added to the attention scores of padding keys, as in the original code.
 MASKED_SCORE = -10000.0
@@ -66,8 +66,8 @@ class AttentionBlock(tf_keras.layers.Layer):
         self.key = dense("key")
         self.value = dense("value")
         self.output_dense = dense("output")
-        self.probability_dropout = tf_keras.layers.Dropout(attention_dropout)
-        self.output_dropout = tf_keras.layers.Dropout(hidden_dropout)
+        self.probability_dropout = dropout(attention_dropout)
+        self.output_dropout = dropout(hidden_dropout)
         self.layer_norm = float32_layer_norm(layer_norm_epsilon, "layer_norm")
 
     def build(self, input_shape):

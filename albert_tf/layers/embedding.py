@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.layers.common import build_sublayer, float32_layer_norm, truncated_normal
+from albert_tf.layers.common import build_sublayer, dropout, float32_layer_norm, truncated_normal
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
@@ -54,7 +54,7 @@ class FactorizedEmbedding(tf_keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.dropout_rate = dropout_rate
         self.layer_norm = float32_layer_norm(layer_norm_epsilon, "layer_norm")
-        self.dropout = tf_keras.layers.Dropout(dropout_rate)
+        self.dropout = dropout(dropout_rate)
         self.projection = None
         if embedding_size != hidden_size:
             self.projection = tf_keras.layers.Dense(

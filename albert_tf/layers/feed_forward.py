@@ -6,7 +6,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.layers.activations import get_activation
-from albert_tf.layers.common import build_sublayer, float32_layer_norm, truncated_normal
+from albert_tf.layers.common import build_sublayer, dropout, float32_layer_norm, truncated_normal
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
@@ -43,7 +43,7 @@ class FeedForwardBlock(tf_keras.layers.Layer):
             kernel_initializer=truncated_normal(initializer_range), name="intermediate")
         self.output_dense = tf_keras.layers.Dense(
             hidden_size, kernel_initializer=truncated_normal(initializer_range), name="output")
-        self.output_dropout = tf_keras.layers.Dropout(hidden_dropout)
+        self.output_dropout = dropout(hidden_dropout)
         self.layer_norm = float32_layer_norm(layer_norm_epsilon, "layer_norm")
 
     def build(self, input_shape):

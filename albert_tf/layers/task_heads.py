@@ -14,7 +14,7 @@ from __future__ import annotations
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.layers.common import build_sublayer, truncated_normal
+from albert_tf.layers.common import build_sublayer, dropout, truncated_normal
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
@@ -48,7 +48,7 @@ class ClassificationHead(tf_keras.layers.Layer):
         self.num_outputs = num_outputs
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.dropout = tf_keras.layers.Dropout(dropout_rate)
+        self.dropout = dropout(dropout_rate)
         self.dense = tf_keras.layers.Dense(
             num_outputs, kernel_initializer=truncated_normal(initializer_range), name="dense")
 
@@ -169,7 +169,7 @@ class AnswerabilitySpanHead(tf_keras.layers.Layer):
             epsilon=layer_norm_epsilon, name="end_layer_norm")
         self.end_dense = dense(1, "end")
         self.answer_hidden = dense(hidden_size, "answer_hidden", "tanh")
-        self.answer_dropout = tf_keras.layers.Dropout(dropout_rate)
+        self.answer_dropout = dropout(dropout_rate)
         self.answer_dense = dense(1, "answer", use_bias=False)
 
     def build(self, input_shape):
