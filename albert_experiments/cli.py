@@ -20,6 +20,7 @@ same sizes on every task folder and writes `downstream.json` / `downstream.md` i
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import shlex
 import sys
@@ -59,6 +60,14 @@ def _parser() -> argparse.ArgumentParser:
                                  help="run only these variants (default: all)")
             command.add_argument("--no_progress", action="store_true",
                                  help="no progress bars while building shards")
+            command.add_argument("--reuse_from", nargs="+", default=None, metavar="WORK_DIR",
+                                 help="other tables' work folders: a variant run there with "
+                                      "the same settings is copied, not pretrained again "
+                                      "(default: runs/experiments/*/<scale> when --work_dir "
+                                      "is not given, else none)")
+            command.add_argument("--no_reuse", action="store_true",
+                                 help="pretrain every variant here even if another table "
+                                      "has run it")
     summary = commands.add_parser(
         "summary", help="one page over every table's report at a scale: variants run, "
                         "ranges, the claims and their verdicts")
@@ -87,11 +96,27 @@ def _parser() -> argparse.ArgumentParser:
 
 def _folders(args, spec):
     from albert_experiments.runner import Folders
+    tables_root = os.path.join("runs", "experiments")
     return Folders(
-        work_dir=args.work_dir or os.path.join("runs", "experiments", spec.name, spec.scale),
+        work_dir=args.work_dir or os.path.join(tables_root, spec.name, spec.scale),
         data_dir=getattr(args, "data_dir", ""),
         results_dir=args.results_dir or os.path.join("experiments", "results", spec.name,
-                                                     spec.scale))
+                                                     spec.scale),
+        reuse_dirs=_reuse_dirs(args, os.path.join(tables_root, "*", spec.scale)))
+
+
+def _reuse_dirs(args, default_pattern: str) -> tuple[str, ...]:
+    if getattr(args, "no_reuse", False):
+        return ()
+    if getattr(args, "reuse_from", None):
+        for folder in args.reuse_from:
+            if not os.path.isdir(folder):
+                raise ConfigError(f"--reuse_from {folder}: not a folder (give other tables' "
+                                  f"work folders, e.g. runs/experiments/table5_sharing/mini)")
+        return tuple(args.reuse_from)
+    if args.work_dir or not hasattr(args, "reuse_from"):
+        return ()
+    return tuple(sorted(glob.glob(default_pattern)))
 
 
 def _print_parameters(spec) -> None:

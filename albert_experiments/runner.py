@@ -23,6 +23,7 @@ import tf_keras
 from albert_experiments.curves import run_curves
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
+from albert_experiments.shared_runs import copy_run, find_identical_run
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
@@ -51,6 +52,9 @@ class Folders:
     work_dir: str  # variant runs
     data_dir: str  # corpus, tokenizer, shards (shared by experiments)
     results_dir: str  # results.json, results.md, plots
+    # Other tables' work folders: a variant run there with the same settings is copied
+    # rather than pretrained again (albert_experiments.shared_runs).
+    reuse_dirs: tuple[str, ...] = ()
 
 
 def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
@@ -140,6 +144,8 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
         print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
               f"not running it again")
     else:
+        result = _copy_of_identical_run(spec, variant, data, folders, config)
+    if result is None:
         result = _pretrain_and_score(spec, variant, config, heldout)
         _write_result(config, result)
     if (variant.objective == "none" and spec.evaluation.sentence_probe_steps
@@ -158,6 +164,27 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
                           data.spm_model(), config.data.max_seq_length,
                           result["downstream"].get(task.name), keep)
     return result
+
+
+def _heldout_scope(spec: ExperimentSpec) -> dict[str, Any]:
+    return {"max_batches": spec.evaluation.max_batches}
+
+
+def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
+                           folders: Folders, config: PretrainConfig) -> dict[str, Any] | None:
+    """The result of a copy of another table's finished run of the same settings, or None
+    (nothing to copy, or the variant's folder already holds a run of its own)."""
+    if not folders.reuse_dirs or os.path.exists(config.train.model_dir):
+        return None
+    source = find_identical_run(folders.reuse_dirs, config.train.model_dir,
+                                _what_it_computes(spec, variant, config), data.spm_model(),
+                                _heldout_scope(spec))
+    if source is None:
+        return None
+    print(f"albert-experiment: {variant.name} was run with the same settings in {source}; "
+          f"copying it to {config.train.model_dir}")
+    return copy_run(source, config.train.model_dir,
+                    {"name": variant.name, "label": variant.label, "group": variant.group})
 
 
 def _write_result(config: PretrainConfig, result: dict[str, Any]) -> None:
@@ -187,7 +214,7 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
             "final_train_loss": curves["train_loss"][-1][1] if curves["train_loss"] else None,
             "train_hours": curves["train_seconds"] / 3600,
             "examples_per_second": curves["examples_per_second"]},
-        "checkpoint": checkpoint, "heldout": scores,
+        "checkpoint": checkpoint, "heldout": scores, "heldout_scope": _heldout_scope(spec),
         "heldout_counts": {task: heldout_counts(heldout[task]) for task in scores},
         "curves": curves,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},

@@ -361,6 +361,30 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert "nsp is finished" in output and "sop is finished" in output
     assert "variant" not in output.replace("finished", "")
 
+    # Another table with the same variant copies the finished run instead of pretraining it.
+    other_work = os.path.join(os.path.dirname(micro["work"]), "other_table")
+    assert experiment_main([
+        "run", micro["path"], "--scale", "micro", "--work_dir", other_work, "--data_dir",
+        micro["data"], "--results_dir", os.path.join(other_work, "results"), "--no_progress",
+        "--variants", "sop", "--reuse_from", micro["work"]]) == 0
+    output = capsys.readouterr().out
+    assert f"sop was run with the same settings in {os.path.join(micro['work'], 'sop')}" \
+        in output
+    assert "variant sop (SOP)" not in output
+    copied = json.loads(open(os.path.join(other_work, "sop", "result.json")).read())
+    original = json.loads(open(sop_result).read())
+    assert copied["metrics"] == original["metrics"]
+    assert copied["downstream"] == original["downstream"]  # the fine-tunes came along
+    # The trend is asked for here too: scored again from the copied checkpoints.
+    assert [point["step"] for point in copied["trend"]] == [10, 20]
+    assert copied["trend"][-1]["mlm_accuracy"] == pytest.approx(
+        original["trend"][-1]["mlm_accuracy"])
+    assert os.path.exists(copied["checkpoint"] + ".index")
+    assert copied["checkpoint"].startswith(os.path.join(other_work, "sop"))
+    missing = os.path.join(micro["work"], "missing")
+    assert experiment_main([*run, "--reuse_from", missing]) == 2
+    assert f"--reuse_from {missing}: not a folder" in capsys.readouterr().err
+
     # A result made with other settings is never reused silently.
     assert experiment_main([*run, "--override", "pretrain.optimizer.learning_rate=0.01"]) == 2
     error = capsys.readouterr().err
