@@ -10,7 +10,9 @@ A variant's `result.json` keeps, per task (by its name in the table):
 
 Each seed is kept as it finishes, so an interrupted variant resumes at its next seed. The
 fine-tuning runs live in `<variant run>/<folder>/seed<k>`; the folder's name carries a digest
-of the task's settings, so a changed recipe fine-tunes anew instead of finding old runs.
+of the task's settings (source, recipe name, overrides, metric), so changed settings fine-tune
+anew instead of finding old runs. The digest holds the recipe's name, not its values: a
+changed `SMALL_MODEL_RECIPE` must get a new name.
 """
 
 from __future__ import annotations

@@ -29,7 +29,9 @@ from albert_tf.text.files import atomic_write_bytes
 
 STARTS = ("pretrained", "random")
 # The one recipe every task and start gets in the downstream suite and check: short, for
-# models of a few hundred thousand parameters on a few thousand examples.
+# models of a few hundred thousand parameters on a few thousand examples. Finished runs are
+# found again by the recipe's name (`albert-experiment` keeps fine-tunes per table under a
+# digest of the name, not of these values), so a changed recipe needs a new name.
 SMALL_MODEL_RECIPE = ("optimizer.learning_rate=5e-4", "optimizer.warmup_steps=60",
                       "train.global_batch_size=32", "train.train_steps=600",
                       "train.eval_every_steps=200", "train.verbose=0",
