@@ -23,7 +23,7 @@ import tf_keras
 from albert_experiments.curves import run_curves
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
-from albert_experiments.shared_runs import copy_run, find_identical_run
+from albert_experiments.shared_runs import copy_run, find_identical_run, heldout_scope
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
@@ -166,10 +166,6 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
     return result
 
 
-def _heldout_scope(spec: ExperimentSpec) -> dict[str, Any]:
-    return {"max_batches": spec.evaluation.max_batches}
-
-
 def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
                            folders: Folders, config: PretrainConfig) -> dict[str, Any] | None:
     """The result of a copy of another table's finished run of the same settings, or None
@@ -178,7 +174,7 @@ def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: Exp
         return None
     source = find_identical_run(folders.reuse_dirs, config.train.model_dir,
                                 _what_it_computes(spec, variant, config), data.spm_model(),
-                                _heldout_scope(spec))
+                                heldout_scope(spec.evaluation.max_batches))
     if source is None:
         return None
     print(f"albert-experiment: {variant.name} was run with the same settings in {source}; "
@@ -214,7 +210,8 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
             "final_train_loss": curves["train_loss"][-1][1] if curves["train_loss"] else None,
             "train_hours": curves["train_seconds"] / 3600,
             "examples_per_second": curves["examples_per_second"]},
-        "checkpoint": checkpoint, "heldout": scores, "heldout_scope": _heldout_scope(spec),
+        "checkpoint": checkpoint, "heldout": scores,
+        "heldout_scope": heldout_scope(spec.evaluation.max_batches),
         "heldout_counts": {task: heldout_counts(heldout[task]) for task in scores},
         "curves": curves,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},

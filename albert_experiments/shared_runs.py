@@ -27,15 +27,21 @@ _PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's fold
 _EVALUATION_EXTRAS = ("trend", "sentence_probe")
 
 
-def _held_out_scope(result: dict[str, Any]) -> dict[str, Any]:
+def heldout_scope(max_batches: int | None) -> dict[str, Any]:
+    """How much of the held-out sets a run's scores cover (None: all of them), as results
+    store it: runs scored on different scopes are not the same run."""
+    return {"max_batches": max_batches}
+
+
+def _stored_heldout_scope(result: dict[str, Any]) -> dict[str, Any]:
     # Results written before the scope was stored were all scored on whole held-out sets.
-    return result.get("heldout_scope", {"max_batches": None})
+    return result.get("heldout_scope", heldout_scope(None))
 
 
 def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[str, Any],
-                       tokenizer_file: str, heldout_scope: dict[str, Any]) -> str | None:
+                       tokenizer_file: str, scope: dict[str, Any]) -> str | None:
     """The first finished variant folder under any of `work_dirs` (other tables' work
-    folders) whose result was made with `settings` and `heldout_scope` and which holds a copy
+    folders) whose result was made with `settings` and held-out `scope` and which holds a copy
     of the SentencePiece model `tokenizer_file` (same name, same bytes); None if there is
     none. `own_dir`, the variant's own folder, is skipped."""
     own = os.path.realpath(own_dir)
@@ -52,7 +58,7 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
             except (OSError, ValueError):
                 continue  # being written, or not ours: not a run to copy
             if (isinstance(stored, dict) and stored.get("settings") == settings
-                    and _held_out_scope(stored) == heldout_scope
+                    and _stored_heldout_scope(stored) == scope
                     and _same_bytes(os.path.join(folder, os.path.basename(tokenizer_file)),
                                     tokenizer)):
                 return folder
