@@ -1,8 +1,11 @@
-"""95% intervals the reports put on differences: a normal interval for two held-out accuracies,
-and Student's t-interval for a difference paired by fine-tuning seed.
+"""95% intervals the reports put on differences: for two held-out accuracies a normal interval,
+paired over the examples when both models' outcomes on the same examples are known, of
+independent samples otherwise; Student's t-interval for a difference paired by fine-tuning
+seed.
 
     paired_difference([0.6, 0.8], [0.5, 0.5])  # (0.2, -1.07, 1.47): two seeds say little
     proportions_difference(0.20, 10_000, 0.18, 10_000)  # (0.02, 0.0091, 0.0309)
+    paired_outcomes_difference([1, 1, 0, 0], [1, 0, 0, 0])  # (0.25, -0.24, 0.74)
 """
 
 from __future__ import annotations
@@ -46,6 +49,21 @@ def proportions_difference(first: float, first_count: int, second: float,
     difference = first - second
     half = Z_95 * math.sqrt(variance)
     return difference, difference - half, difference + half
+
+
+def paired_outcomes_difference(first: Sequence[bool], second: Sequence[bool]
+                               ) -> tuple[float, float, float]:
+    """Accuracy of `first` minus that of `second`, two models' right/wrong outcomes on the
+    same examples in the same order, with the 95% normal interval of the mean per-example
+    difference. Examples both get right (or both wrong) add no variance, so when two models
+    agree on most examples this interval is much narrower than `proportions_difference`'s."""
+    if len(first) != len(second) or len(first) < 2:
+        raise ValueError(f"paired_outcomes_difference needs two equally long lists of at "
+                         f"least two outcomes, got {len(first)} and {len(second)}")
+    differences = np.asarray(first, dtype=float) - np.asarray(second, dtype=float)
+    mean = float(differences.mean())
+    half = Z_95 * float(differences.std(ddof=1)) / math.sqrt(len(differences))
+    return mean, mean - half, mean + half
 
 
 def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:

@@ -19,6 +19,7 @@ from albert_experiments.downstream_average import (
     as_fraction,
     downstream_average,
 )
+from albert_experiments.heldout_outcomes import load_outcomes
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
@@ -208,7 +209,8 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                         for variant in spec.variants}
     reference = load_random_start(spec, folders.work_dir)
     by_name = {result["name"]: result for result in results}
-    verdicts = [judge(claim, by_name, [task.name for task in spec.downstream])
+    outcomes = {name: load_outcomes(os.path.join(folders.work_dir, name)) for name in by_name}
+    verdicts = [judge(claim, by_name, [task.name for task in spec.downstream], outcomes)
                 for claim in spec.claims]
     os.makedirs(folders.results_dir, exist_ok=True)
     plots = {}

@@ -21,6 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
+from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
 from albert_experiments.shared_runs import copy_run, find_identical_run, heldout_scope
@@ -39,7 +40,7 @@ from albert_tf.run_folder import checkpoint_step, run_folders
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer
 from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
-from albert_tf.training.evaluation import evaluate_files, table6_row
+from albert_tf.training.evaluation import evaluate_files, example_outcomes, table6_row
 from albert_tf.training.trainer import run_pretraining
 
 # Settings that say where a run lives or how it talks, not what it computes.
@@ -134,6 +135,27 @@ def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batc
             for task, pattern in sets.items()}
 
 
+def _record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
+                             heldout: dict[str, str]) -> None:
+    """Stores the run's right/wrong outcome on every held-out prediction (on the scored
+    scope) in its folder, unless they are there (`albert_experiments.heldout_outcomes`);
+    runs finished before outcomes were kept get them from their final checkpoint."""
+    if load_outcomes(config.train.model_dir) is not None:
+        return
+    tf_keras.backend.clear_session()
+    model, _, _ = load_pretrainer(config.train.model_dir)
+    outcomes = {}
+    for task in ("sop", "nsp") if model.sentence_head is not None else ("sop",):
+        found = example_outcomes(model, config, [heldout[task]], spec.evaluation.batch_size,
+                                 spec.evaluation.max_batches, field=f"held-out {task} shards")
+        if task == "sop":  # the set the MLM accuracy is measured on
+            outcomes.update(mlm_correct=found["mlm_correct"], mlm_labels=found["mlm_labels"])
+        if "sentence_correct" in found:
+            outcomes.update({f"{task}_correct": found["sentence_correct"],
+                             f"{task}_labels": found["sentence_labels"]})
+    save_outcomes(config.train.model_dir, outcomes)
+
+
 def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
                 folders: Folders, heldout: dict[str, str]) -> dict[str, Any]:
     """Pretrains (or resumes, or finds finished) one variant, scores it on the held-out sets
@@ -148,6 +170,7 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
     if result is None:
         result = _pretrain_and_score(spec, variant, config, heldout)
         _write_result(config, result)
+    _record_heldout_outcomes(spec, config, heldout)
     if (variant.objective == "none" and spec.evaluation.sentence_probe_steps
             and "sentence_probe" not in result):
         _add_sentence_probes(result, spec, variant, data, config, heldout)

@@ -13,12 +13,15 @@ A table file lists its claims:
 Metrics: `mlm_accuracy`, `sop_accuracy`, `nsp_accuracy` (held out) and `downstream_average`
 (the table's Avg column over its downstream tasks).
 
-The difference of two held-out accuracies gets a 95% normal interval from the held-out sample
-sizes (masked predictions for MLM, examples for SOP and NSP, read from the held-out manifests
-when the variant was scored). Both variants are scored on the same held-out examples, so their
-errors are positively correlated and the interval of independent samples used here is wider
-than a paired one would be: a claim shown is shown with room to spare; one not shown might be
-shown by a paired test over the examples. The difference of two downstream averages is paired
+The difference of two held-out accuracies gets a 95% normal interval. When both variants'
+per-prediction outcomes are stored (`albert_experiments.heldout_outcomes`) and were made on the
+same held-out examples, the interval is paired over the examples: it is the interval of the mean
+per-example difference, and examples both models get right or both get wrong add nothing to it,
+so it is far narrower than one of independent samples. Otherwise (older runs, another tokenizer,
+one model's score on one task against another's on another, or chance) it is the interval of
+independent samples from the held-out sample sizes (masked predictions for MLM, examples for SOP
+and NSP, read from the held-out manifests when the variant was scored), which is wider than a
+paired one would be. The difference of two downstream averages is paired
 by fine-tuning seed (the same seed orders the same examples and starts the same task head) and
 gets Student's t-interval over the seeds both variants finished; with fewer than two such
 seeds there is no interval and the verdict is `not shown`. Verdicts:
@@ -35,7 +38,12 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
-from albert_experiments.intervals import paired_difference, proportions_difference
+from albert_experiments.heldout_outcomes import paired_outcomes
+from albert_experiments.intervals import (
+    paired_difference,
+    paired_outcomes_difference,
+    proportions_difference,
+)
 
 EXPECTATIONS = ("higher", "lower", "same")
 CHANCE = "chance"
@@ -74,6 +82,7 @@ class Verdict:
     high: float | None
     samples: int
     outcome: str  # shown, not shown, contradicted, not run
+    paired: bool = False  # the interval pairs the two sides example by example (or by seed)
 
 
 def parse_claims(value: Any, variant_names: Sequence[str], where: str,
@@ -132,8 +141,10 @@ def _measured(result: Mapping[str, Any] | None, metric: str) -> tuple[float, int
 
 
 def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
-              task_names: Sequence[str]) -> tuple[float, float, float, int] | None:
-    """(difference, low, high, samples) of `claim`'s two sides, None if one is not measured."""
+              task_names: Sequence[str], outcomes: Mapping[str, Mapping[str, Any] | None]
+              ) -> tuple[float, float, float, int, bool] | None:
+    """(difference, low, high, samples, paired) of `claim`'s two sides, None if one is not
+    measured."""
     if claim.metric == DOWNSTREAM_AVERAGE:
         first, second = (seed_averages(results[name], task_names) if name in results else {}
                          for name in (claim.first, claim.second))
@@ -141,23 +152,31 @@ def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
         if not seeds:
             return None
         return (*paired_difference([first[seed] for seed in seeds],
-                                   [second[seed] for seed in seeds]), len(seeds))
+                                   [second[seed] for seed in seeds]), len(seeds), True)
     first = _measured(results.get(claim.first), claim.metric)
     second = (0.5, 0) if claim.second == CHANCE else _measured(results.get(claim.second),
                                                               claim.other_metric)
     if first is None or second is None:
         return None
-    return (*proportions_difference(first[0], first[1], *second), first[1])
+    if claim.second != CHANCE and not claim.second_metric:
+        pair = paired_outcomes(outcomes.get(claim.first), outcomes.get(claim.second),
+                               claim.metric, (first[0], second[0]))
+        if pair is not None:
+            return (*paired_outcomes_difference(*pair), len(pair[0]), True)
+    return (*proportions_difference(first[0], first[1], *second), first[1], False)
 
 
 def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
-          task_names: Sequence[str] = ()) -> Verdict:
+          task_names: Sequence[str] = (),
+          outcomes: Mapping[str, Mapping[str, Any] | None] | None = None) -> Verdict:
     """The verdict of `claim` on the finished variants' `results` (by variant name);
-    `task_names` are the table's downstream tasks (for `downstream_average`)."""
-    measured = _interval(claim, results, task_names)
+    `task_names` are the table's downstream tasks (for `downstream_average`); `outcomes`
+    (by variant name, see `albert_experiments.heldout_outcomes`) pair held-out accuracies
+    example by example where they can."""
+    measured = _interval(claim, results, task_names, outcomes or {})
     if measured is None:
         return Verdict(claim, None, None, None, 0, "not run")
-    difference, low, high, samples = measured
+    difference, low, high, samples, paired = measured
     if samples < 2 and claim.metric == DOWNSTREAM_AVERAGE:
         outcome = "not shown"  # one seed gives no interval
     elif claim.expect == "same":
@@ -171,14 +190,14 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
         toward_low, toward_high = (low, high) if claim.expect == "higher" else (-high, -low)
         outcome = ("shown" if toward_low > 0 else
                    "contradicted" if toward_high < 0 else "not shown")
-    return Verdict(claim, difference, low, high, samples, outcome)
+    return Verdict(claim, difference, low, high, samples, outcome, paired)
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
     """A verdict as `results.json` stores it (differences as fractions)."""
     return {**dataclasses.asdict(verdict.claim), "difference": verdict.difference,
             "low": verdict.low, "high": verdict.high, "samples": verdict.samples,
-            "outcome": verdict.outcome}
+            "outcome": verdict.outcome, "paired": verdict.paired}
 
 
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
@@ -190,15 +209,16 @@ def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
         claim = verdict.claim
         expected = (f"same within {100 * claim.margin:.1f} points"
                     if claim.expect == "same" else claim.expect)
+        samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
+        if verdict.paired and claim.metric != DOWNSTREAM_AVERAGE:  # seeds are always paired
+            samples += ", paired"
         if verdict.difference is None:
             measured, samples = "–", "–"
         elif verdict.low == verdict.high:
             measured = f"{100 * verdict.difference:+.1f} (no interval)"
-            samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
         else:
             measured = (f"{100 * verdict.difference:+.1f} [{100 * verdict.low:+.1f}, "
                         f"{100 * verdict.high:+.1f}]")
-            samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
         compared = (f"{claim.first} - {claim.second}" if not claim.second_metric else
                     f"{claim.first} on {claim.metric} - {claim.second} on {claim.other_metric}")
         metric = claim.metric if not claim.second_metric else "(cross-task)"

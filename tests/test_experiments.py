@@ -9,6 +9,7 @@ import glob
 import json
 import os
 
+import numpy as np
 import pytest
 import yaml
 
@@ -256,7 +257,8 @@ def micro(tmp_path_factory):
     path = root / "micro.yaml"
     sst2 = {"task": "sst2", "data_dir": str(root / "SST-2"), "overrides": SST2_OVERRIDES,
             "seeds": [1, 2]}
-    claims = [{"claim": "SOP beats NSP downstream", "metric": ["downstream_average"],
+    claims = [{"claim": "SOP beats NSP downstream", "metric": ["downstream_average",
+                                                               "mlm_accuracy"],
                "compare": ["sop", "nsp"], "expect": "higher"}]
     document = _document(root, downstream=[sst2], claims=claims)
     document["scales"]["micro"]["evaluation"].update(checkpoint_trend=True, random_start=True)
@@ -334,9 +336,22 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert random_start["metrics"]["downstream_average"] == pytest.approx(
         random_start["downstream"]["sst2"]["value"])
     assert "| random start (NSP sizes) | – | – | – | – |" in markdown
-    verdict, = report["verdicts"]  # the one claim, judged on the two seeds both finished
+    verdict, mlm = report["verdicts"]  # the one claim on two metrics
     assert verdict["metric"] == "downstream_average" and verdict["samples"] == 2
     assert verdict["outcome"] in ("shown", "not shown", "contradicted")
+    # Held-out MLM accuracy: both variants' outcomes on the same masked predictions, paired.
+    masked = report["variants"][0]["heldout_counts"]["sop"]["masked_tokens"]
+    assert mlm["paired"] and mlm["samples"] == masked > 0
+    for variant in report["variants"]:
+        with np.load(os.path.join(micro["work"], variant["name"],
+                                  "heldout_outcomes.npz")) as outcomes:
+            assert set(outcomes.files) == {f"{task}_{kind}" for task in ("mlm", "sop", "nsp")
+                                           for kind in ("correct", "labels")}
+            assert len(outcomes["mlm_correct"]) == masked
+            for task in ("mlm", "sop", "nsp"):
+                assert outcomes[f"{task}_correct"].mean() == pytest.approx(
+                    variant["metrics"][f"{task}_accuracy"], abs=1e-6)
+    assert f"{masked:,} masked predictions, paired |" in markdown
     assert "## Sentence accuracies against chance" in markdown
     assert "## Held-out accuracies at each kept checkpoint" in markdown
     for plot in ("losses.png", "metrics.png", "trend.png"):
@@ -380,6 +395,7 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert copied["trend"][-1]["mlm_accuracy"] == pytest.approx(
         original["trend"][-1]["mlm_accuracy"])
     assert os.path.exists(copied["checkpoint"] + ".index")
+    assert os.path.exists(os.path.join(other_work, "sop", "heldout_outcomes.npz"))
     assert copied["checkpoint"].startswith(os.path.join(other_work, "sop"))
     missing = os.path.join(micro["work"], "missing")
     assert experiment_main([*run, "--reuse_from", missing]) == 2
@@ -417,6 +433,66 @@ def test_verdicts_use_the_normal_interval_of_two_accuracies():
         "contradicted"
     assert judge(Claim("", "mlm_accuracy", "a", "missing", "same"), results).outcome == \
         "not run"
+
+
+def _agreeing_outcomes(first_right=2000, second_loses=200, count=10_000, label_seed=0):
+    """Two models' outcomes on `count` predictions: the first right on `first_right`, the
+    second right on the same ones but `second_loses` of them."""
+    labels = np.random.default_rng(label_seed).integers(5, 1000, count).astype(np.int32)
+    first = np.zeros(count, bool)
+    first[:first_right] = True
+    second = first.copy()
+    second[:second_loses] = False
+    return ({"mlm_correct": first, "mlm_labels": labels},
+            {"mlm_correct": second, "mlm_labels": labels.copy()})
+
+
+def test_paired_outcomes_difference_is_the_interval_of_per_example_differences():
+    from albert_experiments.intervals import paired_outcomes_difference
+    # Differences 0, 1, 0, 0: mean 0.25, sd 0.5, 1.96 * 0.5 / 2 = 0.49.
+    assert paired_outcomes_difference([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(
+        (0.25, -0.24, 0.74), abs=1e-4)
+    first, second = _agreeing_outcomes()
+    difference, low, high = paired_outcomes_difference(first["mlm_correct"],
+                                                       second["mlm_correct"])
+    # 200 differences of 1 in 10,000: sd sqrt(0.02 * 0.98 * 10000 / 9999) = 0.1400070.
+    assert difference == pytest.approx(0.02)
+    assert high - difference == pytest.approx(1.959964 * 0.1400070 / 100, abs=1e-6)
+    with pytest.raises(ValueError, match="equally long"):
+        paired_outcomes_difference([True, False], [True])
+
+
+def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
+    from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
+    from albert_experiments.verdicts import Claim, judge, verdicts_markdown
+    first, second = _agreeing_outcomes()
+    for name, outcomes in (("a", first), ("b", second)):
+        os.makedirs(tmp_path / name)
+        save_outcomes(str(tmp_path / name), outcomes)
+    outcomes = {name: load_outcomes(str(tmp_path / name)) for name in ("a", "b", "c")}
+    assert outcomes["c"] is None
+    np.testing.assert_array_equal(outcomes["b"]["mlm_correct"], second["mlm_correct"])
+    results = {"a": _result("a", 0.20), "b": _result("b", 0.18)}
+    claim = Claim("a beats b", "mlm_accuracy", "a", "b", "higher")
+    paired = judge(claim, results, (), outcomes)
+    unpaired = judge(claim, results)
+    # The same difference; the paired interval is the per-example one, under a third as wide.
+    assert paired.paired and not unpaired.paired and paired.samples == 10_000
+    assert paired.difference == pytest.approx(unpaired.difference)
+    assert paired.high - paired.low == pytest.approx(2 * 1.959964 * 0.1400070 / 100, abs=1e-6)
+    assert paired.high - paired.low < 0.3 * (unpaired.high - unpaired.low)
+    assert "10,000 masked predictions, paired |" in verdicts_markdown([paired])
+    assert "10,000 masked predictions |" in verdicts_markdown([unpaired])
+    # Not paired: other examples (labels differ), outcomes that do not give the reported
+    # accuracy, a metric without stored outcomes, a variant without them.
+    other = dict(outcomes, b={**outcomes["b"], "mlm_labels": outcomes["b"]["mlm_labels"] + 1})
+    assert not judge(claim, results, (), other).paired
+    wrong = {"a": _result("a", 0.21), "b": _result("b", 0.18)}
+    assert not judge(claim, wrong, (), outcomes).paired
+    sop = {name: _result(name, value, metric="sop_accuracy")
+           for name, value in (("a", 0.6), ("b", 0.5))}
+    assert not judge(Claim("", "sop_accuracy", "a", "b", "higher"), sop, (), outcomes).paired
+    assert not judge(claim, results, (), {"a": outcomes["a"]}).paired
 
 
 def test_a_claim_against_chance_uses_the_sentence_examples():

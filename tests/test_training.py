@@ -172,6 +172,40 @@ def _model_variables(checkpoint):
             if name.startswith("model/")}
 
 
+def test_example_outcomes_are_the_evaluated_accuracies_prediction_by_prediction(shards, tmp_path):
+    config = pretrain_config_from_mapping(run_mapping(shards, tmp_path / "run"), "test")
+    tf_keras.utils.set_random_seed(3)
+    model = build_pretrainer(config)
+    model.compile(jit_compile=False)
+    from albert_tf.training.evaluation import evaluate_files, example_outcomes
+    files = [shards["heldout_sop"]]
+    outcomes = example_outcomes(model, config, files, 16)
+    metrics = evaluate_files(model, config, files, 16)
+    # Labels straight from the shards (the pass interleaves the shards: compared as sets).
+    import glob
+    masked, sentence = [], []
+    for record in tf.data.TFRecordDataset(sorted(glob.glob(shards["heldout_sop"]))):
+        feature = tf.train.Example.FromString(record.numpy()).features.feature
+        weights = np.asarray(feature["masked_lm_weights"].float_list.value)
+        masked += list(np.asarray(feature["masked_lm_ids"].int64_list.value)[weights > 0])
+        sentence += list(feature["next_sentence_labels"].int64_list.value)
+    np.testing.assert_array_equal(np.sort(outcomes["mlm_labels"]), np.sort(masked))
+    np.testing.assert_array_equal(np.sort(outcomes["sentence_labels"]), np.sort(sentence))
+    assert outcomes["mlm_correct"].dtype == bool and 0 < outcomes["mlm_correct"].sum()
+    assert outcomes["mlm_correct"].mean() == pytest.approx(metrics["mlm_accuracy"], abs=1e-6)
+    assert outcomes["sentence_correct"].mean() == pytest.approx(metrics["sentence_accuracy"],
+                                                                abs=1e-6)
+    # Every pass reads the examples in one order, so two models' outcomes pair up.
+    again = example_outcomes(model, config, files, 16)
+    for name in outcomes:
+        np.testing.assert_array_equal(again[name], outcomes[name])
+    # A limited pass covers the same first batches evaluate_files scores with max_batches.
+    first = example_outcomes(model, config, files, 16, max_batches=2)
+    assert len(first["sentence_correct"]) == 32
+    assert first["mlm_correct"].mean() == pytest.approx(
+        evaluate_files(model, config, files, 16, max_batches=2)["mlm_accuracy"], abs=1e-6)
+
+
 @pytest.mark.slow
 def test_sigkill_then_the_same_command_resumes_to_the_same_weights(shards, tmp_path):
     env = child_environment(tmp_path)

@@ -14,9 +14,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
+import numpy as np
+import tensorflow as tf
+
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import DataError, check_pretraining_files, shard_lengths
 from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.models.training_step import correct_predictions
 from albert_tf.training.collapse import representation_spread
 from albert_tf.training.config import PretrainConfig
 
@@ -49,6 +53,56 @@ def evaluate_files(model: AlbertPretrainer, config: PretrainConfig, files: Seque
     results = model.evaluate(_ordered_batches(config, files, batch_size, field),
                              steps=max_batches, return_dict=True, verbose=0)
     return {name: float(value) for name, value in results.items()}
+
+
+def example_outcomes(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
+                     batch_size: int, max_batches: int | None = None,
+                     field: str = "files") -> dict[str, np.ndarray]:
+    """Whether the model was right, prediction by prediction, over the pass of `files` that
+    `evaluate_files` scores (the same batches, in the same order): what a paired comparison
+    of two models on the same held-out examples needs.
+
+    Returns `mlm_correct` (bool) and `mlm_labels` (int32), one per masked prediction (those
+    of weight 1; padding slots of weight 0 left out), and for a model with a sentence head
+    `sentence_correct` and `sentence_labels`, one per example. The mean of `mlm_correct` is
+    `evaluate_files`' `mlm_accuracy`. Raises DataError if a prediction's weight is neither 0
+    nor 1 (a weighted accuracy has no per-prediction outcome)."""
+    batches = _ordered_batches(config, files, batch_size, field)
+    if max_batches is not None:
+        batches = batches.take(max_batches)
+
+    @tf.function
+    def outcomes(features):
+        outputs = model(features, training=False)
+        found = {"mlm_correct": correct_predictions(outputs["mlm_logits"],
+                                                    features["masked_lm_ids"]),
+                 "mlm_labels": features["masked_lm_ids"],
+                 "mlm_weights": features["masked_lm_weights"]}
+        if "sentence_logits" in outputs:
+            labels = tf.reshape(features["next_sentence_labels"], [-1])
+            found["sentence_correct"] = correct_predictions(outputs["sentence_logits"], labels)
+            found["sentence_labels"] = labels
+        return found
+
+    parts: dict[str, list[np.ndarray]] = {}
+    for features in batches:
+        for name, value in outcomes(features).items():
+            parts.setdefault(name, []).append(value.numpy().reshape(-1))
+    if not parts:
+        raise DataError(f"{field}: no examples to score")
+    found = {name: np.concatenate(values) for name, values in parts.items()}
+    weights = found.pop("mlm_weights")
+    if not np.isin(weights, (0.0, 1.0)).all():
+        raise DataError(f"{field}: masked_lm_weights other than 0 and 1 (e.g. "
+                        f"{weights[~np.isin(weights, (0.0, 1.0))][0]}); per-prediction "
+                        f"outcomes need unweighted predictions")
+    kept = weights == 1.0
+    outcomes_by_name = {"mlm_correct": found["mlm_correct"][kept] == 1.0,
+                        "mlm_labels": found["mlm_labels"][kept].astype(np.int32)}
+    if "sentence_correct" in found:
+        outcomes_by_name["sentence_correct"] = found["sentence_correct"] == 1.0
+        outcomes_by_name["sentence_labels"] = found["sentence_labels"].astype(np.int32)
+    return outcomes_by_name
 
 
 def spread_on_files(model: AlbertPretrainer, config: PretrainConfig, files: Sequence[str],
