@@ -58,9 +58,8 @@ def paired_outcomes(first: Mapping[str, np.ndarray] | None,
     correct, labels = f"{prefix}_correct", f"{prefix}_labels"
     if not all(name in side for side in (first, second) for name in (correct, labels)):
         return None
-    if (first[labels].shape != second[labels].shape
-            or not np.array_equal(first[labels], second[labels]) or not len(first[labels])):
-        return None
+    if not len(first[labels]) or not np.array_equal(first[labels], second[labels]):
+        return None  # np.array_equal is False for arrays of different shapes too
     pair = (np.asarray(first[correct], bool), np.asarray(second[correct], bool))
     if accuracies is not None and any(abs(float(outcomes.mean()) - accuracy) > 1e-4
                                       for outcomes, accuracy in zip(pair, accuracies)):
