@@ -12,6 +12,7 @@ the comparison stays one of independent samples.
 
     save_outcomes(run_folder, {"mlm_correct": ..., "mlm_labels": ...})
     pair = paired_outcomes(load_outcomes(a), load_outcomes(b), "mlm_accuracy")
+    above_unigram_plateau(load_outcomes(a))  # is the model's MLM better than no context?
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Mapping
 
 import numpy as np
 
+from albert_experiments.intervals import paired_outcomes_difference
 from albert_tf.text.files import atomic_write_bytes
 
 OUTCOMES_FILE = "heldout_outcomes.npz"
@@ -65,3 +67,31 @@ def paired_outcomes(first: Mapping[str, np.ndarray] | None,
                                       for outcomes, accuracy in zip(pair, accuracies)):
         return None
     return pair
+
+
+def unigram_plateau(labels: np.ndarray) -> tuple[int, np.ndarray]:
+    """The masked-LM plateau on the held-out predictions whose targets are `labels`: the most
+    frequent target id (the lowest among ties) and the right/wrong outcomes of always
+    predicting it. No model that ignores its input does better on these predictions; a
+    model stuck on the unigram plateau predicts about this."""
+    labels = np.asarray(labels)
+    if not len(labels):
+        raise ValueError("unigram_plateau needs at least one held-out prediction")
+    token = int(np.argmax(np.bincount(labels)))
+    return token, labels == token
+
+
+def above_unigram_plateau(outcomes: Mapping[str, np.ndarray] | None
+                          ) -> dict[str, float | int | bool] | None:
+    """A variant's held-out MLM accuracy against the unigram plateau of the same predictions,
+    paired over them: {"token", "plateau", "accuracy", "difference", "low", "high", "above"}
+    (fractions; `above`: the 95% interval lies above the plateau), or None without MLM
+    outcomes."""
+    if outcomes is None or len(outcomes.get("mlm_labels", ())) < 2:
+        return None
+    token, plateau = unigram_plateau(outcomes["mlm_labels"])
+    correct = np.asarray(outcomes["mlm_correct"], bool)
+    difference, low, high = paired_outcomes_difference(correct, plateau)
+    return {"token": token, "plateau": float(plateau.mean()), "accuracy": float(correct.mean()),
+            "predictions": len(correct), "difference": difference, "low": low, "high": high,
+            "above": low > 0}

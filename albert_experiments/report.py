@@ -19,7 +19,7 @@ from albert_experiments.downstream_average import (
     as_fraction,
     downstream_average,
 )
-from albert_experiments.heldout_outcomes import load_outcomes
+from albert_experiments.heldout_outcomes import above_unigram_plateau, load_outcomes
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
@@ -151,6 +151,12 @@ def _our_cells(spec: ExperimentSpec, result: dict[str, Any] | None,
     return cells
 
 
+def row_label(result: dict[str, Any]) -> str:
+    """A finished variant's name in the report's tables: its group (if any), then its label,
+    as `VariantSpec.row_label` names its row."""
+    return f"{result.get('group') or ''} {result['label']}".strip()
+
+
 SENTENCE_TASKS = (("nsp_accuracy", "nsp", "NSP"), ("sop_accuracy", "sop", "SOP"))
 
 
@@ -165,7 +171,7 @@ def chance_markdown(results: list[dict[str, Any]]) -> str:
             if accuracy is None or not examples:
                 continue
             correct = round(accuracy * examples)
-            rows.append(f"| {result['label']} | {name} | {correct:,} / {examples:,} | "
+            rows.append(f"| {row_label(result)} | {name} | {correct:,} / {examples:,} | "
                         f"{100 * accuracy:.1f} | {binomial_p_value(correct, examples):.2g} |")
     if not rows:
         return ""
@@ -173,9 +179,33 @@ def chance_markdown(results: list[dict[str, Any]]) -> str:
                       "p (binomial, two-sided, vs 50%) |", "|---|---|---:|---:|---:|", *rows])
 
 
+def plateau_markdown(results: list[dict[str, Any]],
+                     plateaus: dict[str, dict[str, Any] | None]) -> str:
+    """Each variant's held-out MLM accuracy against the unigram plateau of the same
+    predictions (`above_unigram_plateau`; empty when no variant has its outcomes)."""
+    rows = []
+    for result in results:
+        found = plateaus.get(result["name"])
+        if found is None:
+            continue
+        rows.append(f"| {row_label(result)} | {100 * found['accuracy']:.1f} | "
+                    f"{100 * found['plateau']:.1f} (id {found['token']}) | "
+                    f"{100 * found['difference']:+.1f} [{100 * found['low']:+.1f}, "
+                    f"{100 * found['high']:+.1f}] | {'yes' if found['above'] else '**no**'} |")
+    if not rows:
+        return ""
+    return "\n".join([
+        "A model that ignores its input can at best always predict the most frequent masked "
+        "target of the held-out set: the unigram plateau. Each variant's held-out MLM "
+        "accuracy against it, paired over the same predictions (difference in points, 95% "
+        "interval):", "",
+        "| trained with | MLM acc. % | plateau % (target) | difference | above the plateau |",
+        "|---|---:|---:|---|---|", *rows])
+
+
 def trend_markdown(results: list[dict[str, Any]]) -> str:
     """The held-out accuracies at every checkpoint each variant kept (empty without any)."""
-    rows = [f"| {result['label']} | {point['step']:,} | "
+    rows = [f"| {row_label(result)} | {point['step']:,} | "
             + " | ".join(_format(metric, point.get(metric)) for metric in TREND_METRICS) + " |"
             for result in results for point in result.get("trend", ())]
     if not rows:
@@ -210,6 +240,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     reference = load_random_start(spec, folders.work_dir)
     by_name = {result["name"]: result for result in results}
     outcomes = {name: load_outcomes(os.path.join(folders.work_dir, name)) for name in by_name}
+    plateaus = {name: above_unigram_plateau(found) for name, found in outcomes.items()}
     verdicts = [judge(claim, by_name, [task.name for task in spec.downstream], outcomes)
                 for claim in spec.claims]
     os.makedirs(folders.results_dir, exist_ok=True)
@@ -235,6 +266,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                     if v.name not in {result["name"] for result in results}],
         "plots": {name: os.path.basename(path) for name, path in plots.items()},
         "verdicts": [verdict_record(verdict) for verdict in verdicts],
+        "unigram_plateau": {name: found for name, found in plateaus.items() if found},
         "random_start": reference,
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
@@ -254,13 +286,16 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     probed = [result for result in results if result.get("sentence_probe")]
     for result in probed:
         steps = next(iter(result["sentence_probe"].values()))["steps"]
-        lines += [f"The {result['label']} row was trained without a sentence objective: its "
+        lines += [f"The {row_label(result)} row was trained without a sentence objective: its "
                   f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
                   f"trained {steps} steps on each objective's training shards with the rest "
                   f"of the model frozen, then scored on the same held-out sets.", ""]
     chance = chance_markdown(results)
     if chance:
         lines += ["## Sentence accuracies against chance", "", chance, ""]
+    plateau = plateau_markdown(results, plateaus)
+    if plateau:
+        lines += ["## Off the unigram plateau", "", plateau, ""]
     trend = trend_markdown(results)
     if trend:
         lines += ["## Held-out accuracies at each kept checkpoint", "", trend, ""]

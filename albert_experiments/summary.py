@@ -3,9 +3,10 @@
     albert-experiment summary --scale mini   # writes experiments/results/summary-mini.md
 
 Per table (from `experiments/table*.yaml` and its `results.json`): how many variants have
-run, the range of held-out MLM accuracy and of the downstream average over them, and how
-many of the paper's claims are shown, not shown, contradicted or not run yet; then every
-claim with our difference and verdict. Reads only the reports, so it runs in a second.
+run, the range of held-out MLM accuracy and of the downstream average over them, how many
+of them are above the unigram plateau on held-out MLM, and how many of the paper's claims
+are shown, not shown, contradicted or not run yet; then every claim with our difference and
+verdict. Reads only the reports, so it runs in a second.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
                 report = json.load(f)
         variants = report["variants"] if report else []
         verdicts = report.get("verdicts", []) if report else []
+        plateaus = report.get("unigram_plateau", {}) if report else {}
         tables.append({
             "name": spec.name, "title": spec.title, "paper_table": spec.paper_table,
             "results": os.path.relpath(os.path.dirname(report_path), results_root)
@@ -68,6 +70,8 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "variants_run": len(variants), "variants": len(spec.variants),
             "mlm": _range([v["metrics"].get("mlm_accuracy") for v in variants]),
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
+            "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
+                              f"{len(plateaus)}" if plateaus else "–"),
             "outcomes": {outcome: sum(v["outcome"] == outcome for v in verdicts)
                          for outcome in OUTCOMES},
             "claims": len(spec.claims), "verdicts": verdicts})
@@ -78,8 +82,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     lines = [f"# The ablation tables at the {summary['scale']} scale", "",
              "Made by `albert-experiment summary` from each table's `results.json`; the "
              "tables' own `results.md` have the rows and the paper's figures.", "",
-             "| table | variants run | held-out MLM % | downstream avg. | claims: shown / not "
-             "shown / contradicted / not run |", "|---|---:|---|---|---|"]
+             "| table | variants run | held-out MLM % | above the unigram plateau | downstream "
+             "avg. | claims: shown / not shown / contradicted / not run |",
+             "|---|---:|---|---|---|---|"]
     for table in summary["tables"]:
         counts = table["outcomes"]
         if not table["verdicts"]:  # no report yet: every claim is still to run
@@ -87,7 +92,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         title = table["title"] or table["name"]
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
         lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
-                     f"{table['mlm']} | {table['downstream']} | "
+                     f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",

@@ -354,6 +354,16 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert f"{masked:,} masked predictions, paired |" in markdown
     assert "## Sentence accuracies against chance" in markdown
     assert "## Held-out accuracies at each kept checkpoint" in markdown
+    assert "## Off the unigram plateau" in markdown
+    for variant in report["variants"]:  # the plateau of the same held-out predictions
+        with np.load(os.path.join(micro["work"], variant["name"],
+                                  "heldout_outcomes.npz")) as outcomes:
+            counts = np.bincount(outcomes["mlm_labels"])
+        plateau = report["unigram_plateau"][variant["name"]]
+        assert plateau["token"] == counts.argmax()
+        assert plateau["plateau"] == pytest.approx(counts.max() / masked)
+        assert plateau["accuracy"] == pytest.approx(variant["metrics"]["mlm_accuracy"],
+                                                    abs=1e-6)
     for plot in ("losses.png", "metrics.png", "trend.png"):
         with open(os.path.join(micro["results"], plot), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -493,6 +503,41 @@ def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
            for name, value in (("a", 0.6), ("b", 0.5))}
     assert not judge(Claim("", "sop_accuracy", "a", "b", "higher"), sop, (), outcomes).paired
     assert not judge(claim, results, (), {"a": outcomes["a"]}).paired
+
+
+def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_target():
+    from albert_experiments.heldout_outcomes import above_unigram_plateau, unigram_plateau
+    from albert_experiments.report import plateau_markdown
+    # Targets 8 (four times), 5 and 9 (twice each: a tie, which the lower id wins), 11.
+    labels = np.array([8, 5, 8, 9, 8, 5, 9, 11, 8, 7], np.int32)
+    token, plateau = unigram_plateau(labels)
+    assert token == 8 and plateau.tolist() == [label == 8 for label in labels]
+    assert unigram_plateau(np.array([9, 5, 5, 9]))[0] == 5
+    with pytest.raises(ValueError, match="at least one"):
+        unigram_plateau(np.array([], np.int32))
+    # A model right on the 8s and on two others: 6 of 10 against the plateau's 4 of 10; the
+    # per-prediction differences are two 1s and eight 0s (mean 0.2, sd 0.4216).
+    correct = (labels == 8) | np.isin(np.arange(10), [1, 3])
+    found = above_unigram_plateau({"mlm_correct": correct, "mlm_labels": labels})
+    assert (found["token"], found["plateau"], found["accuracy"]) == (8, 0.4, 0.6)
+    half = 1.959964 * np.sqrt(0.2 * 0.8 * 10 / 9) / np.sqrt(10)
+    assert (found["difference"], found["low"], found["high"]) == pytest.approx(
+        (0.2, 0.2 - half, 0.2 + half))
+    assert not found["above"]  # ten predictions cannot show it: the interval reaches below 0
+    many = above_unigram_plateau({"mlm_correct": np.tile(correct, 100),
+                                  "mlm_labels": np.tile(labels, 100)})
+    assert many["difference"] == pytest.approx(0.2) and many["above"]
+    assert above_unigram_plateau(None) is None
+    assert above_unigram_plateau({"sop_correct": correct, "sop_labels": labels}) is None
+    # The report's rows: one per variant with outcomes, a variant below the plateau in bold.
+    stuck = above_unigram_plateau({"mlm_correct": labels == 8, "mlm_labels": labels})
+    markdown = plateau_markdown([{"name": "a", "label": "A"}, {"name": "b", "label": "B"},
+                                 {"name": "c", "label": "C"}],
+                                {"a": many, "b": stuck, "c": None})
+    assert "| A | 60.0 | 40.0 (id 8) | +20.0 [+17.5, +22.5] | yes |" in markdown
+    assert "| B | 40.0 | 40.0 (id 8) | +0.0 [+0.0, +0.0] | **no** |" in markdown
+    assert "| C |" not in markdown
+    assert plateau_markdown([{"name": "c", "label": "C"}], {"c": None}) == ""
 
 
 def test_a_claim_against_chance_uses_the_sentence_examples():
