@@ -22,7 +22,7 @@ from albert_experiments.downstream_average import (
 from albert_experiments.heldout_outcomes import above_unigram_plateau, load_outcomes
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
-from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec
+from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
 from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
@@ -154,7 +154,7 @@ def _our_cells(spec: ExperimentSpec, result: dict[str, Any] | None,
 def row_label(result: dict[str, Any]) -> str:
     """A finished variant's name in the report's tables: its group (if any), then its label,
     as `VariantSpec.row_label` names its row."""
-    return f"{result.get('group') or ''} {result['label']}".strip()
+    return row_name(result.get("group") or "", result["label"])
 
 
 SENTENCE_TASKS = (("nsp_accuracy", "nsp", "NSP"), ("sop_accuracy", "sop", "SOP"))

@@ -194,6 +194,11 @@ class DownstreamSpec:
                 "metric": self.metric}
 
 
+def row_name(group: str, label: str) -> str:
+    """A variant's row name in tables and plots: its group (if any), then its label."""
+    return f"{group} {label}".strip()
+
+
 @dataclasses.dataclass(frozen=True)
 class VariantSpec:
     """One row of the table."""
@@ -214,7 +219,7 @@ class VariantSpec:
     @property
     def row_label(self) -> str:
         """The row's name in tables and plots: its group (if any), then its label."""
-        return f"{self.group} {self.label}".strip()
+        return row_name(self.group, self.label)
 
 
 @dataclasses.dataclass(frozen=True)
