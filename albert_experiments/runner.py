@@ -24,7 +24,13 @@ from albert_experiments.curves import run_curves
 from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
-from albert_experiments.shared_runs import copy_run, find_identical_run, heldout_scope
+from albert_experiments.shared_runs import (
+    copy_folder,
+    copy_run,
+    find_identical_run,
+    find_random_start,
+    heldout_scope,
+)
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
@@ -338,8 +344,16 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
         with open(path, encoding="utf-8") as f:
             stored = json.load(f)
         if stored.get("model") == model:  # other sizes: fine-tuned anew, in another folder
-            result = stored
+            result = {**stored, "label": result["label"]}
     folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{settings_digest(model)}")
+    if folders.reuse_dirs and not os.path.exists(folder):
+        source = find_random_start(folders.reuse_dirs, folder, data.spm_model(),
+                                   config.data.max_seq_length)
+        if source is not None:
+            print(f"albert-experiment: the random start of these sizes was fine-tuned in "
+                  f"{source}; copying it to {folder}")
+            copy_folder(source, folder)
+            result["copied_from"] = source
     start = start_overrides("", "random", folder, model)
 
     def keep(entry, name):

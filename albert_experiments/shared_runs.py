@@ -9,6 +9,10 @@ data-prep options; see `runner._what_it_computes`), the same tokenizer file and 
 held-out scope, and copies that folder under the variant's name: its weights, logs,
 held-out scores and finished fine-tunes. Each table's folder stays complete on its own
 (delete one and the others keep working), and the copy's result says where it came from.
+
+A table's random start (its reference row: the first variant's sizes fine-tuned from random
+weights) is shared the same way: another table's random start of the same model sizes, whose
+fine-tunes used the same tokenizer and sequence length, is copied rather than fine-tuned again.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ import os
 import shutil
 from typing import Any, Sequence
 
+import yaml
+
 from albert_experiments.report import RESULT_FILE
+from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
+from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
 from albert_tf.text.files import atomic_write_bytes
 
 _PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's folder when done
@@ -65,6 +73,59 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
     return None
 
 
+def find_random_start(work_dirs: Sequence[str], own_folder: str, tokenizer_file: str,
+                      seq_length: int) -> str | None:
+    """Another table's random-start folder of the same model sizes as `own_folder` (whose name,
+    `model-<digest>`, carries them), in which every fine-tune has finished with a copy of the
+    SentencePiece model `tokenizer_file` (same name, same bytes) and `seq_length`; None if
+    there is none. `own_folder` itself is skipped."""
+    own = os.path.realpath(own_folder)
+    relative = os.path.join(os.path.basename(os.path.dirname(own_folder)),
+                            os.path.basename(own_folder))
+    with open(tokenizer_file, "rb") as f:
+        tokenizer = f.read()
+    for work_dir in work_dirs:
+        folder = os.path.join(work_dir, relative)
+        if os.path.realpath(folder) == own:
+            continue
+        runs = sorted(glob.glob(os.path.join(folder, "finetune", "*", "seed*")))
+        if runs and all(_finished_fine_tune(run, os.path.basename(tokenizer_file), tokenizer,
+                                            seq_length) for run in runs):
+            return folder
+    return None
+
+
+def _finished_fine_tune(run: str, tokenizer_name: str, tokenizer: bytes,
+                        seq_length: int) -> bool:
+    if not (os.path.exists(os.path.join(run, FINETUNE_RESULTS_FILE))
+            and _same_bytes(os.path.join(run, tokenizer_name), tokenizer)):
+        return False
+    try:
+        with open(os.path.join(run, FINETUNE_CONFIG_FILE), encoding="utf-8") as f:
+            config = yaml.safe_load(f)
+        return config["data"]["max_seq_length"] == seq_length
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return False
+
+
+def copy_folder(source: str, target: str) -> None:
+    """Copies the folder `source` to `target` through a temporary name, so a crash leaves
+    nothing half-copied under `target`."""
+    partial = _partial_copy(source, target)
+    os.replace(partial, target)
+
+
+def _partial_copy(source: str, target: str) -> str:
+    """Copies `source` next to `target` under a temporary name (replacing a half-made copy a
+    crash left) and returns that name; `target` must not exist yet."""
+    if os.path.exists(target):
+        raise FileExistsError(f"{target}: exists; a run is copied only into a new folder")
+    partial = target + _PARTIAL_SUFFIX
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(source, partial, symlinks=True)
+    return partial
+
+
 def _same_bytes(path: str, content: bytes) -> bool:
     try:
         with open(path, "rb") as f:
@@ -78,11 +139,7 @@ def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> dict[str, An
     crash leaves no half-copied variant) and returns its result with `names` (name, label,
     group) of the variant it now stands for, the checkpoint path moved, scores that depend on
     another table's evaluation settings dropped and `copied_from` set."""
-    if os.path.exists(model_dir):
-        raise FileExistsError(f"{model_dir}: exists; a run is copied only into a new folder")
-    partial = model_dir + _PARTIAL_SUFFIX
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(source, partial, symlinks=True)
+    partial = _partial_copy(source, model_dir)
     with open(os.path.join(partial, RESULT_FILE), encoding="utf-8") as f:
         result = json.load(f)
     for key in _EVALUATION_EXTRAS:

@@ -8,7 +8,12 @@ import os
 import pytest
 
 from albert_experiments.runner import _what_it_computes, variant_config
-from albert_experiments.shared_runs import copy_run, find_identical_run
+from albert_experiments.shared_runs import (
+    copy_folder,
+    copy_run,
+    find_identical_run,
+    find_random_start,
+)
 from albert_experiments.spec import load_experiment
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
@@ -99,6 +104,48 @@ def test_a_copy_stands_for_its_new_variant_and_leaves_the_original_alone(tables)
     assert not os.path.exists(tables["own"] + ".copying")
     with pytest.raises(FileExistsError, match="all_e128: exists"):
         copy_run(source, tables["own"], names)
+
+
+def _random_start(folder, seq_length=64, tokenizer=b"pieces", finished=True, seeds=(1, 2)):
+    for seed in seeds:
+        run = os.path.join(folder, "finetune", "bbc-news-1", f"seed{seed}")
+        os.makedirs(run)
+        with open(os.path.join(run, "finetune.yaml"), "w") as f:
+            f.write(f"task: classify\ndata:\n  max_seq_length: {seq_length}\n")
+        with open(os.path.join(run, "spm.model"), "wb") as f:
+            f.write(tokenizer)
+        if finished:
+            with open(os.path.join(run, "eval_results.json"), "w") as f:
+                json.dump({"best_step": 600, "dev_metrics": {"dev": {"accuracy": 0.4}}}, f)
+    return folder
+
+
+def test_a_random_start_is_copied_only_from_finished_fine_tunes_of_the_same_settings(tables):
+    root = tables["root"]
+    own = str(root / "table11" / "mini" / "random_start" / "model-1234abcd")
+    folder = os.path.join("random_start", "model-1234abcd")
+    same = _random_start(str(root / "table6" / "mini" / folder))
+    _random_start(str(root / "table7" / "mini" / folder), seq_length=128)
+    _random_start(str(root / "table8" / "mini" / folder), tokenizer=b"other pieces")
+    _random_start(str(root / "table9" / "mini" / folder), finished=False)
+    _random_start(str(root / "table10" / "mini" / "random_start" / "model-99999999"))
+
+    def find(*tables_searched):
+        return find_random_start([str(root / name / "mini") for name in tables_searched], own,
+                                 tables["tokenizer"], 64)
+
+    assert find("table7", "table6") == same
+    for other in ("table7", "table8", "table9", "table10", "table11"):
+        assert find(other) is None
+    _random_start(own)
+    assert find("table11") is None  # its own folder
+
+    target = str(root / "table12" / "mini" / folder)
+    copy_folder(same, target)
+    assert find("table12") == target
+    assert not os.path.exists(target + ".copying")
+    with pytest.raises(FileExistsError, match="model-1234abcd: exists"):
+        copy_folder(same, target)
 
 
 def test_the_mini_tables_share_the_variants_the_docs_name():
