@@ -28,7 +28,7 @@ import yaml
 from albert_experiments.report import RESULT_FILE
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.text.files import atomic_write_bytes, read_bytes
 
 _PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's folder when done
 # Scores another table's evaluation settings made; recomputed if this table asks for them.
@@ -53,8 +53,7 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
     of the SentencePiece model `tokenizer_file` (same name, same bytes); None if there is
     none. `own_dir`, the variant's own folder, is skipped."""
     own = os.path.realpath(own_dir)
-    with open(tokenizer_file, "rb") as f:
-        tokenizer = f.read()
+    tokenizer = read_bytes(tokenizer_file)
     for work_dir in work_dirs:
         for path in sorted(glob.glob(os.path.join(work_dir, "*", RESULT_FILE))):
             folder = os.path.dirname(path)
@@ -82,8 +81,7 @@ def find_random_start(work_dirs: Sequence[str], own_folder: str, tokenizer_file:
     own = os.path.realpath(own_folder)
     relative = os.path.join(os.path.basename(os.path.dirname(own_folder)),
                             os.path.basename(own_folder))
-    with open(tokenizer_file, "rb") as f:
-        tokenizer = f.read()
+    tokenizer = read_bytes(tokenizer_file)
     for work_dir in work_dirs:
         folder = os.path.join(work_dir, relative)
         if os.path.realpath(folder) == own:
