@@ -316,7 +316,8 @@ def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, 
                                                                     tmp_path):
     env = child_environment(tmp_path)
     recipe = ("optimizer.learning_rate=1e-3", "train.train_steps=120",
-              "train.eval_every_steps=40", "model.classifier_dropout=0.0")
+              "train.eval_every_steps=40", "train.steps_per_execution=4",
+              "model.classifier_dropout=0.0")
     commands = {name: finetune_command("sst2", task_files["sst2"], pretrained, tmp_path / name,
                                        *recipe) for name in ("straight", "killed")}
     straight = subprocess.Popen(commands["straight"], env=env, stdout=subprocess.DEVNULL,

@@ -50,8 +50,9 @@ from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
 from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.training.backup import StepBackup, backup_step
 from albert_tf.training.callbacks import TrainingScalars
-from albert_tf.training.trainer import backup_step, check_global_batch, resolve_jit_compile
+from albert_tf.training.trainer import check_global_batch, resolve_jit_compile
 
 RESULTS_FILE = "eval_results.json"
 
@@ -227,7 +228,7 @@ def _fit(config, strategy, task, model, train, dev) -> None:
     callbacks = [
         DevEvaluation(lambda: _dev_scores(model, task, dev, config),
                       model_dir, task.primary_metric, log_dir),
-        tf_keras.callbacks.BackupAndRestore(backup_dir),
+        StepBackup(backup_dir),
         StopAtStep(config.train.train_steps),
         tf_keras.callbacks.TensorBoard(log_dir, update_freq=config.train.log_every_steps),
         TrainingScalars(log_dir, config.train.global_batch_size, config.train.log_every_steps),

@@ -15,11 +15,12 @@ Starting point: the layers' initializers, or the model `init.checkpoint` names (
 `albert-convert` reads; the optimizer and step counter start fresh), then `init.*`'s other
 settings (`training/initialization.py`).
 
-Resuming: run the same command again. Keras's BackupAndRestore restores weights, optimizer
-state and the step counter; this module restores the data position (the input pipeline skips
-the batches the interrupted run consumed, and its order is a function of the seed), so a
-resumed run sees exactly the batches an uninterrupted run would. A run whose final checkpoint
-exists is not trained again.
+Resuming: run the same command again. Keras's BackupAndRestore (`training/backup.py`'s
+`StepBackup`, which records the right step also when a call runs several) restores weights,
+optimizer state and the step counter; this module restores the data position (the input
+pipeline skips the batches the interrupted run consumed, and its order is a function of the
+seed), so a resumed run sees exactly the batches an uninterrupted run would. A run whose
+final checkpoint exists is not trained again.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from albert_tf.text import files as file_system
 from albert_tf.text.features import MANIFEST
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import model_checksum
+from albert_tf.training.backup import StepBackup, backup_step
 from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.config import PretrainConfig, TokenizerConfig
@@ -71,36 +73,6 @@ class PretrainResult:
     eval_metrics: dict[str, float]
     history: dict[str, list[float]]
     chief: bool = True  # whether this process writes the run's files
-
-
-def _read_backup_counter(reader, suffix: str) -> int:
-    keys = [key for key in reader.get_variable_to_shape_map() if key.startswith(suffix)]
-    return int(reader.get_tensor(keys[0])) if keys else -1
-
-
-def backup_step(backup_dir: str, steps_per_epoch: int) -> int:
-    """Steps completed by the run whose Keras BackupAndRestore state is in `backup_dir`
-    (0 without one): the data position a resumed run starts from.
-
-    tf_keras has no public API for this: the callback restores the counters into the model
-    only once `fit` has started, after the input pipeline is made. So this reads its on-disk
-    layout (the `chief` folder, the `ckpt_saved_epoch` / `ckpt_saved_batch` counters), the
-    one place the package relies on it; `test_backup_step_reads_the_keras_backup_layout`
-    pins that layout against the installed tf_keras.
-    """
-    # Keras keeps the state every worker restores from in `<backup_dir>/chief`.
-    state_dir = os.path.join(backup_dir, "chief")
-    latest = tf.train.latest_checkpoint(state_dir) if tf.io.gfile.isdir(state_dir) else None
-    if latest is None:
-        return 0
-    reader = tf.train.load_checkpoint(latest)
-    epoch = _read_backup_counter(reader, "ckpt_saved_epoch")
-    batch = _read_backup_counter(reader, "ckpt_saved_batch")
-    if epoch < 0:
-        return 0
-    if batch < 0:  # saved at an epoch end
-        return (epoch + 1) * steps_per_epoch
-    return epoch * steps_per_epoch + batch + 1
 
 
 def _data_config(config: PretrainConfig, files, is_training: bool,
@@ -194,7 +166,7 @@ def _callbacks(config: PretrainConfig, strategy, watch_batch: dict[str, tf.Tenso
     folders = run_folders(config.train.model_dir)
     chief = is_chief(strategy)
     return [
-        tf_keras.callbacks.BackupAndRestore(
+        StepBackup(
             folders["backup"],
             save_freq=config.train.backup_every_steps // config.train.steps_per_execution),
         StepCheckpoint(folders["checkpoints"], config.train.checkpoints_to_keep, chief,
