@@ -40,34 +40,36 @@ class _RecordSteps(tf_keras.callbacks.Callback):
         self.ends.append((self.epoch, batch))
 
 
-def _fit(backup_dir, steps_per_execution, *callbacks):
-    """A fit of 3 epochs of 4 steps, backed up after every call; returns the optimizer."""
+def _fit(backup_dir, steps_per_execution, save_every_calls, *callbacks):
+    """A fit of 3 epochs of 4 steps, backed up every `save_every_calls` calls; returns the
+    optimizer."""
     tf_keras.utils.set_random_seed(0)
     model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse", steps_per_execution=steps_per_execution)
     data = tf.data.Dataset.from_tensors((tf.ones((2, 3)), tf.ones((2, 1)))).repeat()
     model.fit(data, epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH, verbose=0,
-              callbacks=[StepBackup(backup_dir, save_freq=1), *callbacks])
+              callbacks=[StepBackup(backup_dir, save_freq=save_every_calls), *callbacks])
     return model.optimizer
 
 
-@pytest.mark.parametrize("steps_per_execution, stop_after_calls, steps_done", [
-    (1, 7, 7),   # within an epoch, a step per call
-    (2, 3, 6),   # within an epoch: the call of steps 4-5 (epoch 1, steps 0-1) ended it
-    (2, 4, 8),   # at an epoch's end
+@pytest.mark.parametrize("steps_per_execution, save_every_calls, stop_after_calls, steps_done", [
+    (1, 1, 7, 7),  # within an epoch, a step per call
+    (1, 2, 7, 6),  # backed up every 2 calls: the last backup is after step 6, not 7
+    (2, 1, 3, 6),  # within an epoch: the call of steps 4-5 (epoch 1, steps 0-1) ended it
+    (2, 1, 4, 8),  # at an epoch's end
 ])
 def test_a_stopped_fit_resumes_at_the_step_its_weights_are_at(
-        tmp_path, steps_per_execution, stop_after_calls, steps_done):
+        tmp_path, steps_per_execution, save_every_calls, stop_after_calls, steps_done):
     """tf_keras's own BackupAndRestore records the step a call began at: with two steps a
     call, it resumes one step early and ends one step past the last (13 of 12)."""
     backup = str(tmp_path / "backup")
     assert backup_step(backup, STEPS_PER_EPOCH) == 0
     with pytest.raises(RuntimeError, match="stopped"):
-        _fit(backup, steps_per_execution, _StopAfterCalls(stop_after_calls))
+        _fit(backup, steps_per_execution, save_every_calls, _StopAfterCalls(stop_after_calls))
     assert backup_step(backup, STEPS_PER_EPOCH) == steps_done
 
     recorder = _RecordSteps()
-    optimizer = _fit(backup, steps_per_execution, recorder)
+    optimizer = _fit(backup, steps_per_execution, save_every_calls, recorder)
     # The restored weights are after `steps_done` steps; the resumed fit runs exactly the
     # steps the stopped one had not, starting where it stopped.
     assert recorder.restored_iterations == steps_done
