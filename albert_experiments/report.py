@@ -22,6 +22,7 @@ from albert_experiments.downstream_average import (
 from albert_experiments.heldout_outcomes import above_unigram_plateau, load_outcomes
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
+from albert_experiments.pretraining_gain import pretraining_gains, pretraining_gains_markdown
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
 from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.parameters import count_parameters
@@ -241,8 +242,10 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     by_name = {result["name"]: result for result in results}
     outcomes = {name: load_outcomes(os.path.join(folders.work_dir, name)) for name in by_name}
     plateaus = {name: above_unigram_plateau(found) for name, found in outcomes.items()}
-    verdicts = [judge(claim, by_name, [task.name for task in spec.downstream], outcomes)
-                for claim in spec.claims]
+    task_names = [task.name for task in spec.downstream]
+    verdicts = [judge(claim, by_name, task_names, outcomes) for claim in spec.claims]
+    gains = ({result["name"]: pretraining_gains(result, reference, task_names)
+              for result in results} if reference is not None else {})
     os.makedirs(folders.results_dir, exist_ok=True)
     plots = {}
     if results:
@@ -268,6 +271,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         "verdicts": [verdict_record(verdict) for verdict in verdicts],
         "unigram_plateau": {name: found for name, found in plateaus.items() if found},
         "random_start": reference,
+        "pretraining_gains": gains,
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
@@ -290,6 +294,14 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                   f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
                   f"trained {steps} steps on each objective's training shards with the rest "
                   f"of the model frozen, then scored on the same held-out sets.", ""]
+    gains_table = pretraining_gains_markdown(
+        [(row_label(result), gains.get(result["name"], {})) for result in results],
+        task_names, METRICS[DOWNSTREAM_AVERAGE])
+    if gains_table:
+        lines += ["## Pretraining against a random start", "",
+                  "Each variant's dev scores minus the random start's, paired by fine-tuning "
+                  "seed (points, with a 95% t-interval over the seeds both finished; the "
+                  "random start has the first variant's sizes):", "", gains_table, ""]
     chance = chance_markdown(results)
     if chance:
         lines += ["## Sentence accuracies against chance", "", chance, ""]

@@ -336,6 +336,14 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert random_start["metrics"]["downstream_average"] == pytest.approx(
         random_start["downstream"]["sst2"]["value"])
     assert "| random start (NSP sizes) | – | – | – | – |" in markdown
+    # Each variant against it, paired by seed, from the stored scores read independently.
+    assert "## Pretraining against a random start" in markdown
+    for variant in report["variants"]:
+        scores, reference = (variant["downstream"]["sst2"]["seeds"],
+                             random_start["downstream"]["sst2"]["seeds"])
+        gain = report["pretraining_gains"][variant["name"]]["sst2"]
+        assert gain["seeds"] == 2 and gain["gain"] == pytest.approx(np.mean(
+            [scores[seed]["value"] - reference[seed]["value"] for seed in ("1", "2")]))
     verdict, mlm = report["verdicts"]  # the one claim on two metrics
     assert verdict["metric"] == "downstream_average" and verdict["samples"] == 2
     assert verdict["outcome"] in ("shown", "not shown", "contradicted")
@@ -443,6 +451,47 @@ def test_verdicts_use_the_normal_interval_of_two_accuracies():
         "contradicted"
     assert judge(Claim("", "mlm_accuracy", "a", "missing", "same"), results).outcome == \
         "not run"
+
+
+def _scores(**tasks):
+    """A result's stored downstream scores: task name -> dev score by seed."""
+    return {"downstream": {task: {"seeds": {seed: {"value": value} for seed, value
+                                            in scores.items()}}
+                           for task, scores in tasks.items()}}
+
+
+def test_pretraining_gains_pair_each_task_and_the_average_by_seed():
+    from albert_experiments.pretraining_gain import (
+        pretraining_gains,
+        pretraining_gains_markdown,
+    )
+    ours = _scores(bbc={"1": 0.60, "2": 0.70, "3": 0.65},
+                   rt={"1": 0.60, "2": 0.60, "3": 0.57})
+    # Seed 3 of rt is missing from the random start: bbc pairs three seeds, the average two.
+    start = _scores(bbc={"1": 0.50, "2": 0.50, "3": 0.50}, rt={"1": 0.58, "2": 0.62})
+    gains = pretraining_gains(ours, start, ["bbc", "rt"])
+    # bbc by hand: differences .10, .20, .15: mean .15, sd .05, t(2) 4.303 * .05 / sqrt 3.
+    assert gains["bbc"]["gain"] == pytest.approx(0.15)
+    assert gains["bbc"]["high"] - 0.15 == pytest.approx(4.303 * 0.05 / 3 ** 0.5)
+    assert gains["bbc"]["seeds"] == 3
+    # rt: .02, -.02; the average by seed: (.60+.60)/2 - (.50+.58)/2 = .06, (.70+.60)/2 -
+    # (.50+.62)/2 = .09: mean .075, sd .0212132, t(1) 12.706 * .0212132 / sqrt 2.
+    assert gains["rt"]["gain"] == pytest.approx(0.0) and gains["rt"]["seeds"] == 2
+    average = gains["downstream_average"]
+    assert average["gain"] == pytest.approx(0.075) and average["seeds"] == 2
+    assert average["low"] == pytest.approx(0.075 - 12.706 * 0.0212132 / 2 ** 0.5)
+    one_seed = pretraining_gains(_scores(bbc={"1": 0.6}), _scores(bbc={"1": 0.5}), ["bbc"])
+    assert one_seed["bbc"] == {"gain": pytest.approx(0.1), "low": pytest.approx(0.1),
+                               "high": pytest.approx(0.1), "seeds": 1}
+    assert pretraining_gains(_scores(bbc={"1": 0.6}), _scores(bbc={"2": 0.5}), ["bbc"]) == {}
+
+    table = pretraining_gains_markdown([("E 16", gains), ("E 32", one_seed), ("none", {})],
+                                       ["bbc", "rt"], "avg.").splitlines()
+    assert table[0] == "| trained with | bbc | rt | avg. |"
+    assert table[2] == "| E 16 | +15.0 [+2.6, +27.4] | +0.0 [-25.4, +25.4] | +7.5 [-11.6, +26.6] |"
+    assert table[3] == "| E 32 | +10.0 (1 seed) | – | +10.0 (1 seed) |"
+    assert len(table) == 4  # a variant without fine-tunes gets no row
+    assert pretraining_gains_markdown([("none", {})], ["bbc"], "avg.") == ""
 
 
 def _agreeing_outcomes(first_right=2000, second_loses=200, count=10_000, label_seed=0):
