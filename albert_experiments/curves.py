@@ -37,18 +37,27 @@ def read_scalars(log_dir: str, run: str, tag: str) -> list[tuple[int, float]]:
     return sorted(values.items())
 
 
+# A logged interval slower than this fraction of the run's median rate was not training: the
+# process was stopped (a SIGSTOP, a suspended machine) or starved by another job.
+STALLED_FRACTION = 1 / 3
+
+
 def training_seconds(steps_per_second: list[tuple[int, float]]) -> float:
     """Seconds spent in training steps: each logged interval's steps over its rate.
 
     The first interval of every process (tracing and XLA compilation) is not logged, so its
     steps are counted at the rate of the interval after it; compilation time is left out.
+    An interval whose rate is below `STALLED_FRACTION` of the run's median rate counts at
+    the median rate, so a run paused for an hour in one interval is not an hour longer.
     """
-    if not steps_per_second:
+    rates = [rate for _, rate in steps_per_second if rate > 0]
+    if not rates:
         return 0.0
+    median = float(np.median(rates))
     seconds, previous = 0.0, 0
     for step, rate in steps_per_second:
         if rate > 0:
-            seconds += (step - previous) / rate
+            seconds += (step - previous) / (rate if rate >= STALLED_FRACTION * median else median)
         previous = step
     return seconds
 

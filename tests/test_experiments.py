@@ -209,6 +209,10 @@ def test_training_seconds_add_each_logged_interval_at_its_rate():
     # Steps 0-10 at the first logged rate (compilation left out), then 10-30 at 4/s.
     assert training_seconds([(10, 5.0), (30, 4.0)]) == pytest.approx(10 / 5 + 20 / 4)
     assert training_seconds([]) == 0.0
+    # A rate below a third of the median (a stopped process) counts at the median: steps
+    # 30-50 at 4/s, not at 0.01/s; a rate of half the median is real and kept.
+    assert training_seconds([(10, 5.0), (30, 4.0), (50, 0.01), (70, 2.0)]) == pytest.approx(
+        10 / 5 + 20 / 4 + 20 / 3.0 + 20 / 2)
 
 
 def test_running_means_become_interval_means_across_epoch_starts():
