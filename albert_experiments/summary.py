@@ -4,9 +4,10 @@
 
 Per table (from `experiments/table*.yaml` and its `results.json`): how many variants have
 run, the range of held-out MLM accuracy and of the downstream average over them, how many
-of them are above the unigram plateau on held-out MLM, and how many of the paper's claims
-are shown, not shown, contradicted or not run yet; then every claim with our difference and
-verdict. Reads only the reports, so it runs in a second.
+of them are above the unigram plateau on held-out MLM, how many beat the table's random start
+on the downstream average (the interval paired by seed above 0) and by how much, and how
+many of the paper's claims are shown, not shown, contradicted or not run yet; then every
+claim with our difference and verdict. Reads only the reports, so it runs in a second.
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ def _difference(verdict: dict[str, Any]) -> str:
             f"{100 * verdict['high']:+.1f}]")
 
 
+def _beats_random_start(gains: dict[str, dict[str, Any]]) -> str:
+    """`k of n (gain low to high)` over the variants with a downstream average gain."""
+    averages = [found[DOWNSTREAM_AVERAGE] for found in gains.values()
+                if DOWNSTREAM_AVERAGE in found]
+    if not averages:
+        return "–"
+    ahead = sum(found["low"] > 0 and found["seeds"] > 1 for found in averages)
+    values = sorted(100 * found["gain"] for found in averages)
+    spread = (f"{values[0]:+.1f}" if len(values) == 1 else
+              f"{values[0]:+.1f} to {values[-1]:+.1f}")
+    return f"{ahead} of {len(averages)} ({spread})"
+
+
 def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, Any]:
     """Per table: the spec's name and title, the report (None if not written) and counts."""
     tables = []
@@ -72,6 +86,8 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
             "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
                               f"{len(plateaus)}" if plateaus else "–"),
+            "beats_random_start": _beats_random_start(
+                report.get("pretraining_gains", {}) if report else {}),
             "outcomes": {outcome: sum(v["outcome"] == outcome for v in verdicts)
                          for outcome in OUTCOMES},
             "claims": len(spec.claims), "verdicts": verdicts})
@@ -83,8 +99,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
              "Made by `albert-experiment summary` from each table's `results.json`; the "
              "tables' own `results.md` have the rows and the paper's figures.", "",
              "| table | variants run | held-out MLM % | above the unigram plateau | downstream "
-             "avg. | claims: shown / not shown / contradicted / not run |",
-             "|---|---:|---|---|---|---|"]
+             "avg. | ahead of a random start (gain in points) | claims: shown / not shown / "
+             "contradicted / not run |",
+             "|---|---:|---|---|---|---|---|"]
     for table in summary["tables"]:
         counts = table["outcomes"]
         if not table["verdicts"]:  # no report yet: every claim is still to run
@@ -93,6 +110,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
         lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
+                     f"{table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",

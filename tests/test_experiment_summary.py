@@ -41,7 +41,12 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
              "difference": 0.03, "low": 0.01, "high": 0.05, "outcome": "shown"},
             {"text": "a beats b", "metric": "mlm_accuracy", "second_metric": "",
              "difference": 0.052, "low": -0.01, "high": 0.114, "outcome": "not shown"}],
-        "unigram_plateau": {"a": {"above": True}, "b": {"above": False}}}
+        "unigram_plateau": {"a": {"above": True}, "b": {"above": False}},
+        # a is ahead of the random start (interval above 0), b's interval straddles 0.
+        "pretraining_gains": {
+            "a": {"downstream_average": {"gain": 0.12, "low": 0.02, "high": 0.22, "seeds": 3}},
+            "b": {"downstream_average": {"gain": -0.01, "low": -0.05, "high": 0.03,
+                                         "seeds": 3}}}}
     folder = results / "table4_size" / "micro"
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps(report))
@@ -55,11 +60,11 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
     rows = [line for line in lines if line.startswith("| [Title") or
             line.startswith("| Title")]
     # Table 4 before Table 12; 2 of 3 variants run; MLM 10.0-15.2, one of the two above the
-    # unigram plateau; one downstream average.
+    # unigram plateau; one downstream average; one of two ahead of the random start.
     assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 3 | "
-                       "10.0-15.2 | 1 of 2 | 71.0 | 1 / 1 / 0 / 0 |")
+                       "10.0-15.2 | 1 of 2 | 71.0 | 1 of 2 (-1.0 to +12.0) | 1 / 1 / 0 / 0 |")
     # No report yet: both of its claims (one per metric) still to run.
-    assert rows[1] == "| Title of table12_dropout | 0 of 3 | – | – | – | 0 / 0 / 0 / 2 |"
+    assert rows[1] == "| Title of table12_dropout | 0 of 3 | – | – | – | – | 0 / 0 / 0 / 2 |"
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
     assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
