@@ -14,7 +14,8 @@ with our numbers beside its figures) and PNG plots. `params` prints the paramete
 each variant's built model without training; `report` rewrites the report from the
 finished variants; `summary` writes one page over every table's report (variants run,
 ranges, each claim's verdict); `downstream` fine-tunes one pretraining run and a random start of the
-same sizes on every task folder and writes `downstream.json` / `downstream.md` into the run.
+same sizes on every task folder and writes `downstream.json` / `downstream.md` into the run
+(`downstream-<digest>.*` with a changed recipe, `--override`).
 """
 
 from __future__ import annotations

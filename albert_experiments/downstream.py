@@ -11,7 +11,9 @@ average over tasks.
 
 Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/`, random
 starts under `RUN_DIR/downstream/random/`), so a rerun skips finished cells and resumes an
-interrupted one; a task that fails is reported with its error and the others go on.
+interrupted one; a task that fails is reported with its error and the others go on. A
+changed recipe (`--override`) is a suite of its own: its runs and report are named
+`downstream-<digest of the overrides>`, beside the plain recipe's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 
 from albert_experiments.bag_of_words import baseline_score
 from albert_experiments.intervals import paired_difference
+from albert_experiments.variant_downstream import settings_digest
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.finetuning.starts import (
     SMALL_MODEL_RECIPE,
@@ -56,15 +59,20 @@ def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_len
     return scores["metric"], scores["value"]
 
 
+def suite_name(overrides: Sequence[str]) -> str:
+    """The folder and report name of the suite run with `overrides` (in their order)."""
+    return f"downstream-{settings_digest(list(overrides))}" if overrides else "downstream"
+
+
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
                    overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
-    `overrides`); writes `downstream.json` (and `downstream.md`) in `run_dir` after each
+    `overrides`); writes `<suite>.json` (and `.md`; `suite_name`) in `run_dir` after each
     task, so an interrupted run leaves the finished tasks' report, and returns it."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
-    folder = os.path.join(run_dir, "downstream")
+    folder = os.path.join(run_dir, suite_name(overrides))
     starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
                                      run.model.to_dict()) for start in STARTS}
     rows, report = {}, None
@@ -93,9 +101,9 @@ def _write_report(run_dir: str, tasks_dir: str, seeds: Sequence[int],
                   overrides: Sequence[str], rows: dict[str, Any]) -> dict[str, Any]:
     report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
               "recipe": [*SMALL_MODEL_RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
-    atomic_write_bytes(os.path.join(run_dir, "downstream.json"),
+    atomic_write_bytes(os.path.join(run_dir, f"{suite_name(overrides)}.json"),
                        json.dumps(report, indent=1).encode())
-    atomic_write_bytes(os.path.join(run_dir, "downstream.md"),
+    atomic_write_bytes(os.path.join(run_dir, f"{suite_name(overrides)}.md"),
                        downstream_markdown(report).encode())
     return report
 

@@ -39,6 +39,7 @@ from albert_experiments.spec import (
 )
 from albert_experiments.variant_downstream import fine_tune_variant, settings_digest
 from albert_tf.checkpoints.model_folder import load_pretrainer
+from albert_tf.config_schema import setting_differences
 from albert_tf.data.validation import read_shard_manifest
 from albert_tf.finetuning.starts import start_overrides
 from albert_tf.parameters import parameter_counts
@@ -105,14 +106,6 @@ def _what_it_computes(spec: ExperimentSpec, variant: VariantSpec,
     return settings
 
 
-def _differences(old: Any, new: Any, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [difference for key in sorted(set(old) | set(new))
-                for difference in _differences(old.get(key), new.get(key),
-                                               f"{path}.{key}" if path else key)]
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
-
-
 def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig
                     ) -> dict[str, Any] | None:
     """The stored result of the variant run at `config.train.model_dir`, if it was made with
@@ -122,7 +115,7 @@ def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: Pretrain
         return None
     with open(path, encoding="utf-8") as f:
         result = json.load(f)
-    differences = _differences(result["settings"], _what_it_computes(spec, variant, config))
+    differences = setting_differences(result["settings"], _what_it_computes(spec, variant, config))
     if differences:
         raise ExperimentError(
             f"{path} was made with other settings than the experiment file now gives "

@@ -28,8 +28,9 @@ from albert_experiments.spec import DownstreamSpec
 from albert_tf.finetuning.starts import SMALL_MODEL_RECIPE, dev_scores, folder_task
 
 
-def settings_digest(settings: Mapping[str, Any]) -> str:
-    """Eight hex digits naming a mapping of settings (a folder per settings)."""
+def settings_digest(settings: Mapping[str, Any] | Sequence[str]) -> str:
+    """Eight hex digits naming settings, a mapping or a list of overrides (a folder per
+    settings)."""
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -83,6 +83,16 @@ def apply_overrides(mapping: Mapping[str, Any], overrides: Sequence[str]) -> dic
     return result
 
 
+def setting_differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """`field: old -> new` for every leaf in which two nested mappings differ, by dotted
+    path, sorted (a key only one side has differs from None)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return [difference for key in sorted(set(old) | set(new))
+                for difference in setting_differences(old.get(key), new.get(key),
+                                                      f"{path}.{key}" if path else key)]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+
+
 def _deep_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, Mapping) else v for k, v in mapping.items()}
 

@@ -648,6 +648,7 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
 @pytest.mark.slow
 def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
                                                                           capsys):
+    from albert_experiments.downstream import suite_name
     from albert_experiments.intervals import paired_difference
     assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
                             "sop"]) == 0
@@ -659,17 +660,22 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
     (tasks / "notes").mkdir()  # not a task folder: skipped
     run = os.path.join(micro["work"], "sop")
+    overrides = ["train.train_steps=10", "train.eval_every_steps=10", "optimizer.warmup_steps=2"]
     assert experiment_main(["downstream", run, "--tasks_dir", str(tasks), "--seeds", "1", "2",
-                            "--override", "train.train_steps=10", "--override",
-                            "train.eval_every_steps=10", "--override",
-                            "optimizer.warmup_steps=2"]) == 0
+                            *[item for override in overrides
+                              for item in ("--override", override)]]) == 0
     shown = capsys.readouterr().out
-    report = json.loads(open(os.path.join(run, "downstream.json")).read())
+    # A changed recipe is a suite of its own, named by a digest of its overrides.
+    suite = suite_name(overrides)
+    assert suite.startswith("downstream-") and suite != suite_name(overrides[::-1])
+    assert suite_name([]) == "downstream"
+    report = json.loads(open(os.path.join(run, f"{suite}.json")).read())
     row = report["tasks"]["feelings"]
     assert row["metric"] == "accuracy" and list(report["tasks"]) == ["feelings"]
     assert all(len(row["scores"][start]) == 2 for start in ("pretrained", "random"))
     assert row["baseline"] >= 0.9  # the sentiment words decide these rows
     assert (row["gain"], row["gain_low"], row["gain_high"]) == pytest.approx(
         paired_difference(row["scores"]["pretrained"], row["scores"]["random"]))
-    assert os.path.isdir(os.path.join(run, "downstream", "random", "feelings", "seed2"))
+    assert os.path.isdir(os.path.join(run, suite, "random", "feelings", "seed2"))
+    assert os.path.exists(os.path.join(run, f"{suite}.md"))
     assert "| feelings | accuracy |" in shown and "| **average** |" in shown

@@ -190,6 +190,17 @@ def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_fil
     capsys.readouterr()
     assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE) == 0
     assert "not training again" in capsys.readouterr().out
+    # ... also when only what is shown or how evaluation is batched changes; asked for with
+    # another recipe, it names what differs instead of returning the run it holds.
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE,
+                    "train.eval_batch_size=16", "train.log_every_steps=10") == 0
+    assert "not training again" in capsys.readouterr().out
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE,
+                    "optimizer.learning_rate=2e-3", "optimizer.bias_correction=true") == 2
+    error = capsys.readouterr().err
+    assert f"{model_dir} holds a fine-tuning run made with other settings" in error
+    assert ("optimizer.bias_correction: False -> True; optimizer.learning_rate: 0.001 -> "
+            "0.002") in error
 
 
 def test_several_steps_per_execution_train_and_predict_every_row(pretrained, task_files,

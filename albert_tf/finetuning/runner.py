@@ -45,6 +45,7 @@ from albert_tf.finetuning.feature_cache import (
 )
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
+from albert_tf.finetuning.same_run import check_same_run
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
@@ -177,6 +178,7 @@ def _training_data(strategy, config: FinetuneConfig, task, features, start_step:
 def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     """Fine-tunes (or resumes, or finds finished) the run `config` describes."""
     model_dir = config.train.model_dir
+    check_same_run(config, model_dir)
     results_path = os.path.join(model_dir, RESULTS_FILE)
     if os.path.exists(results_path):
         with open(results_path, encoding="utf-8") as f:
