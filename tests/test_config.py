@@ -6,7 +6,7 @@ import pytest
 
 from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.config_schema import apply_overrides
+from albert_tf.config_schema import apply_overrides, setting_differences
 from albert_tf.presets import load_preset, preset_names
 
 
@@ -103,6 +103,15 @@ ORIGINAL_BASE_V2 = {
     "num_hidden_layers": 12, "num_hidden_groups": 1, "net_structure_type": 0, "gap_size": 0,
     "num_memory_blocks": 0, "inner_group_num": 1, "down_scale_factor": 1,
     "type_vocab_size": 2, "vocab_size": 30000}
+
+
+def test_setting_differences_name_each_changed_leaf_by_its_dotted_path():
+    old = {"optimizer": {"learning_rate": 0.001, "beta_1": 0.9}, "task": "sst2", "gone": 1}
+    new = {"optimizer": {"learning_rate": 0.002, "beta_1": 0.9}, "task": "sst2", "added": [1]}
+    assert setting_differences(old, new) == ["added: None -> [1]", "gone: 1 -> None",
+                                             "optimizer.learning_rate: 0.001 -> 0.002"]
+    assert setting_differences(old, old) == []
+    assert setting_differences({"a": {"b": 1}}, {"a": 1}) == ["a: {'b': 1} -> 1"]
 
 
 def test_original_albert_config_json(tmp_path):

@@ -1,0 +1,55 @@
+"""A fine-tuning folder holds one run: the settings it was made with are compared with those
+asked for, except paths, device and display fields, and fields it predates."""
+
+import pytest
+import yaml
+
+from albert_tf.config import ConfigError
+from albert_tf.finetuning.config import load_finetune_config, recipe_path
+from albert_tf.finetuning.same_run import check_same_run
+
+
+def _config(model_dir, *overrides):
+    return load_finetune_config(recipe_path("sst2"), [f"train.model_dir={model_dir}",
+                                                      *overrides], task="sst2")
+
+
+def _store(model_dir, mapping):
+    model_dir.mkdir(exist_ok=True)
+    (model_dir / "finetune.yaml").write_text(yaml.safe_dump(mapping))
+
+
+def test_an_empty_folder_and_the_same_settings_pass(tmp_path):
+    check_same_run(_config(tmp_path / "new"), str(tmp_path / "new"))
+    stored = _config(tmp_path / "run").to_dict()
+    _store(tmp_path / "run", stored)
+    check_same_run(_config(tmp_path / "run"), str(tmp_path / "run"))
+
+
+def test_paths_devices_display_and_newer_fields_are_not_compared(tmp_path):
+    stored = _config("elsewhere/run", "model.init_checkpoint=elsewhere/pretrained",
+                     "model.spm_model=elsewhere/spm.model", "data.data_dir=elsewhere/SST-2",
+                     "train.verbose=2", "train.steps_per_execution=10",
+                     "distribution.strategy=mirrored").to_dict()
+    del stored["optimizer"]["bias_correction"]  # a run made before the field existed
+    _store(tmp_path / "run", stored)
+    check_same_run(_config(tmp_path / "run", "model.init_checkpoint=here/pretrained",
+                           "optimizer.bias_correction=true"), str(tmp_path / "run"))
+
+
+def test_another_recipe_is_an_error_naming_each_field(tmp_path):
+    _store(tmp_path / "run", _config(tmp_path / "run").to_dict())
+    asked = _config(tmp_path / "run", "optimizer.learning_rate=0.5", "train.train_steps=7",
+                    "optimizer.warmup_steps=2", "model.classifier_dropout=0.3")
+    with pytest.raises(ConfigError) as error:
+        check_same_run(asked, str(tmp_path / "run"))
+    message = str(error.value)
+    assert message.startswith(f"{tmp_path / 'run'} holds a fine-tuning run made with other "
+                              f"settings (")
+    for field in ("model.classifier_dropout: ", "optimizer.learning_rate: ",
+                  "optimizer.warmup_steps: ", "train.train_steps: "):
+        assert field in message
+    assert "-> 0.5" in message and "-> 7" in message and "another --model_dir" in message
+    (tmp_path / "run" / "finetune.yaml").write_text("- a list\n")
+    with pytest.raises(ConfigError, match="expected the mapping albert-finetune writes"):
+        check_same_run(asked, str(tmp_path / "run"))
