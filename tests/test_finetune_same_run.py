@@ -50,6 +50,17 @@ def test_another_recipe_is_an_error_naming_each_field(tmp_path):
                   "optimizer.warmup_steps: ", "train.train_steps: "):
         assert field in message
     assert "-> 0.5" in message and "-> 7" in message and "another --model_dir" in message
-    (tmp_path / "run" / "finetune.yaml").write_text("- a list\n")
-    with pytest.raises(ConfigError, match="expected the mapping albert-finetune writes"):
-        check_same_run(asked, str(tmp_path / "run"))
+
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("- a list\n", r"finetune\.yaml: the top level must be a mapping of field: value, got list"),
+    ("model: {vocab_size: 3\ntrain: [\n",  # line 2: a key inside the open brace
+     r"finetune\.yaml:2: invalid YAML"),
+    ("", r"finetune\.yaml is empty: expected the settings albert-finetune writes"),
+])
+def test_a_damaged_settings_file_is_an_error_naming_it(tmp_path, text, expected):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "finetune.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=expected):
+        check_same_run(_config(tmp_path / "run"), str(tmp_path / "run"))

@@ -17,9 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-import yaml
-
-from albert_tf.config_schema import ConfigError, setting_differences
+from albert_tf.config_schema import ConfigError, load_yaml_mapping, setting_differences
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 
 NOT_COMPARED = {
@@ -53,11 +51,10 @@ def check_same_run(config, model_dir: str) -> None:
     path = os.path.join(model_dir, FINETUNE_CONFIG_FILE)
     if not os.path.exists(path):
         return
-    with open(path, encoding="utf-8") as f:
-        stored = yaml.safe_load(f)
-    if not isinstance(stored, Mapping):
-        raise ConfigError(f"{path}: expected the mapping albert-finetune writes, got "
-                          f"{type(stored).__name__}")
+    stored = load_yaml_mapping(path)  # a corrupt file: an error naming the file and line
+    if not stored:
+        raise ConfigError(f"{path} is empty: expected the settings albert-finetune writes; "
+                          f"delete the folder to start again")
     requested = config.to_dict()
     differences = setting_differences(_compared(stored, requested),
                                       _compared(requested, stored))
