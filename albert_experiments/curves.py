@@ -42,24 +42,27 @@ def read_scalars(log_dir: str, run: str, tag: str) -> list[tuple[int, float]]:
 STALLED_FRACTION = 1 / 3
 
 
-def training_seconds(steps_per_second: list[tuple[int, float]]) -> float:
+def training_seconds(steps_per_second: list[tuple[int, float]], final_step: int = 0) -> float:
     """Seconds spent in training steps: each logged interval's steps over its rate.
 
     The first interval of every process (tracing and XLA compilation) is not logged, so its
     steps are counted at the rate of the interval after it; compilation time is left out.
-    An interval whose rate is below `STALLED_FRACTION` of the run's median rate counts at
-    the median rate, so a run paused for an hour in one interval is not an hour longer.
+    The steps after the last logged one, up to `final_step` (the run ends between two logs),
+    count at the last logged rate. An interval whose rate is below `STALLED_FRACTION` of
+    the run's median rate counts at the median rate, so a run paused for an hour in one
+    interval is not an hour longer.
     """
     rates = [rate for _, rate in steps_per_second if rate > 0]
     if not rates:
         return 0.0
     median = float(np.median(rates))
-    seconds, previous = 0.0, 0
+    seconds, previous, last_rate = 0.0, 0, median
     for step, rate in steps_per_second:
         if rate > 0:
-            seconds += (step - previous) / (rate if rate >= STALLED_FRACTION * median else median)
+            last_rate = rate if rate >= STALLED_FRACTION * median else median
+            seconds += (step - previous) / last_rate
         previous = step
-    return seconds
+    return seconds + max(final_step - previous, 0) / last_rate
 
 
 def interval_means(running_means: list[tuple[int, float]], steps_per_epoch: int
@@ -83,15 +86,15 @@ def interval_means(running_means: list[tuple[int, float]], steps_per_epoch: int
     return intervals
 
 
-def run_curves(log_dir: str, steps_per_epoch: int) -> dict:
-    """{train_loss (per logged interval), eval_loss: [[step, value]], train_seconds,
-    examples_per_second}."""
+def run_curves(log_dir: str, steps_per_epoch: int, final_step: int) -> dict:
+    """{train_loss (per logged interval), eval_loss: [[step, value]], train_seconds (up to
+    `final_step`), examples_per_second}."""
     rates = read_scalars(log_dir, *STEPS_PER_SECOND)
     examples = [value for _, value in read_scalars(log_dir, *EXAMPLES_PER_SECOND)]
     train_loss = interval_means(read_scalars(log_dir, *TRAIN_LOSS), steps_per_epoch)
     return {
         "train_loss": [list(point) for point in train_loss],
         "eval_loss": [list(point) for point in read_scalars(log_dir, *EVAL_LOSS)],
-        "train_seconds": training_seconds(rates),
+        "train_seconds": training_seconds(rates, final_step),
         "examples_per_second": float(np.median(examples)) if examples else None,
     }

@@ -221,7 +221,7 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
                              spec.evaluation.max_batches)
     accuracy = table6_row(scores)
     curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"),
-                        config.train.steps_per_epoch)
+                        config.train.steps_per_epoch, trained.final_step)
     result = {
         "name": variant.name, "label": variant.label, "group": variant.group,
         "settings": _what_it_computes(spec, variant, config), "final_step": trained.final_step,

@@ -213,6 +213,13 @@ def test_training_seconds_add_each_logged_interval_at_its_rate():
     # 30-50 at 4/s, not at 0.01/s; a rate of half the median is real and kept.
     assert training_seconds([(10, 5.0), (30, 4.0), (50, 0.01), (70, 2.0)]) == pytest.approx(
         10 / 5 + 20 / 4 + 20 / 3.0 + 20 / 2)
+    # A run that ends between two logs: its last 15 steps at the last logged rate, 4/s;
+    # after a stalled last interval, at the median (4/s of 5, 4 and 0.01).
+    assert training_seconds([(10, 5.0), (30, 4.0)], final_step=45) == pytest.approx(
+        10 / 5 + 20 / 4 + 15 / 4)
+    assert training_seconds([(10, 5.0), (30, 4.0), (50, 0.01)], final_step=60) == \
+        pytest.approx(10 / 5 + 20 / 4 + 20 / 4 + 10 / 4)
+    assert training_seconds([(10, 5.0)], final_step=10) == pytest.approx(10 / 5)
 
 
 def test_running_means_become_interval_means_across_epoch_starts():
