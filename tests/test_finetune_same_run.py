@@ -52,7 +52,6 @@ def test_another_recipe_is_an_error_naming_each_field(tmp_path):
     assert "-> 0.5" in message and "-> 7" in message and "another --model_dir" in message
 
 
-
 @pytest.mark.parametrize("text, expected", [
     ("- a list\n", r"finetune\.yaml: the top level must be a mapping of field: value, got list"),
     ("model: {vocab_size: 3\ntrain: [\n",  # line 2: a key inside the open brace
