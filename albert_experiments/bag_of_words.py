@@ -1,10 +1,10 @@
 """The bag-of-words baseline of the downstream suite: what words alone reach on a task.
 
 - classification: multinomial naive Bayes over lower-cased word unigrams and bigrams with
-  add-one smoothing, trained on `train`, scored by dev accuracy;
-- similarity (`stsb`): the Pearson correlation on dev between the gold score and the cosine
-  similarity of the two texts' unigram + bigram count vectors (no training: a correlation
-  does not depend on the scale of the prediction).
+  add-one smoothing, trained on `train`, scored by accuracy on dev (or test);
+- similarity (`stsb`): the Pearson correlation on dev (or test) between the gold score and
+  the cosine similarity of the two texts' unigram + bigram count vectors (no training: a
+  correlation does not depend on the scale of the prediction).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 import re
 from typing import Iterable
 
-from albert_tf.downstream.glue import GLUE_TASKS, read_glue
+from albert_tf.downstream.glue import GLUE_TASKS, read_glue, read_labelled_test
 from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, folder_classification_task
 from albert_tf.downstream.metrics import accuracy, pearson
 
@@ -63,17 +63,19 @@ def _cosine(first: collections.Counter, second: collections.Counter) -> float:
     return dot / norms if norms else 0.0
 
 
-def baseline_score(folder: str, task: str) -> float:
-    """The baseline's dev score on the task folder (accuracy, or Pearson for `stsb`)."""
+def baseline_score(folder: str, task: str, split: str = "dev") -> float:
+    """The baseline's score on the task folder's `split` (accuracy, or Pearson for `stsb`):
+    `dev`, or `test` when the folder has its labels (`test_labels.tsv`)."""
     spec = folder_classification_task(folder) if task == FOLDER_CLASSIFICATION \
         else GLUE_TASKS[task]
-    dev = read_glue(spec, folder, "dev")
+    scored = read_labelled_test(spec, folder) if split == "test" else read_glue(spec, folder,
+                                                                               split)
     if spec.is_regression:
-        return pearson([example.label for example in dev],
+        return pearson([example.label for example in scored],
                        [_cosine(features(example.text_a), features(example.text_b or ""))
-                        for example in dev])
+                        for example in scored])
     train = read_glue(spec, folder, "train")
     model = NaiveBayes((example.text_a for example in train),
                        (example.label for example in train))
-    return accuracy([example.label for example in dev],
-                    [model.predict(example.text_a) for example in dev])
+    return accuracy([example.label for example in scored],
+                    [model.predict(example.text_a) for example in scored])

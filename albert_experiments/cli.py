@@ -85,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     downstream.add_argument("run_dir", help="an albert-pretrain run folder")
     downstream.add_argument("--tasks_dir", required=True,
                             help="a folder of task folders written by `albert-data task`")
-    downstream.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
-                            help="fine-tuning seeds per task and start (default: 1 2 3)")
+    downstream.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5],
+                            help="fine-tuning seeds per task and start (default: 1 2 3 4 5)")
     downstream.add_argument("--override", action="append", default=[],
                             metavar="SECTION.FIELD=VALUE",
                             help="change the fixed recipe for every run, e.g. "

@@ -2,17 +2,21 @@
 
 Every task folder under `--tasks_dir` (written by `albert-data task`; its `source.json`
 names the `albert-finetune` task that reads it) is fine-tuned with one fixed recipe
-(`albert_tf.finetuning.starts.SMALL_MODEL_RECIPE`, at the run's sequence length) and
-several seeds from two starts of the same sizes: the pretrained run, and a random start. A
-bag-of-words baseline comes beside them (`albert_experiments.bag_of_words`). Per task the
-table shows the dev metric of each start (mean over seeds), the baseline, and the
-pretrained - random gain with a 95% t-interval over the seeds (paired by seed); then the
-average over tasks.
+(`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPE`, at the run's sequence length) and five
+seeds (`albert_tf.finetuning.seed_loop`) from two starts of the same sizes: the pretrained
+run, and a random start. A bag-of-words baseline comes beside them
+(`albert_experiments.bag_of_words`). The score of a fine-tune is its test-split score at the
+checkpoint its dev split chose (dev's own score when a folder has no test labels); the test
+split chooses nothing. Per task the table shows each start's test and dev means, the
+baseline, the pretrained - random gain on test with a 95% t-interval paired by seed, and the
+fine-tunes stuck at the constant answer (`albert_tf.finetuning.stuck`); a task whose random
+start got stuck on a seed shows no gain but "failed" (`albert_tf.finetuning.comparison`).
+Then the average over tasks.
 
-Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/`, random
-starts under `RUN_DIR/downstream/random/`), so a rerun skips finished cells and resumes an
-interrupted one; a task that fails is reported with its error and the others go on. A
-changed recipe (`--override`) is a suite of its own: its runs and report are named
+Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/<task>/`,
+random starts under `RUN_DIR/downstream/random/<task>/`), so a rerun skips finished seeds
+and resumes an interrupted one; a task that fails is reported with its error and the others
+go on. A changed recipe (`--override`) is a suite of its own: its runs and report are named
 `downstream-<digest of the overrides>`, beside the plain recipe's.
 """
 
@@ -25,20 +29,20 @@ from typing import Any, Sequence
 import numpy as np
 
 from albert_experiments.bag_of_words import baseline_score
-from albert_experiments.intervals import paired_difference
 from albert_experiments.variant_downstream import settings_digest
+from albert_tf.downstream.glue import test_labels_path
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
-from albert_tf.finetuning.starts import (
-    SMALL_MODEL_RECIPE,
-    STARTS,
-    dev_scores,
-    folder_task,
-    start_overrides,
+from albert_tf.finetuning.comparison import (
+    compare_starts,
+    paired_difference,
+    split_scores,
+    stuck_seeds,
 )
+from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_tf.finetuning.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
+from albert_tf.finetuning.starts import STARTS, folder_task, start_overrides
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
-
-DEFAULT_SEEDS = (1, 2, 3)
 
 
 def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
@@ -48,20 +52,27 @@ def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
             if os.path.exists(os.path.join(tasks_dir, name, FOLDER_DESCRIPTION))]
 
 
-def _fine_tune(task: str, folder: str, start: list[str], spm_model: str, seq_length: int,
-               seed: int, model_dir: str, overrides: Sequence[str]) -> tuple[str, float]:
-    """The primary metric's name and dev score of one fine-tuning run."""
-    scores = dev_scores(task, [
-        *SMALL_MODEL_RECIPE, *overrides, *start, f"model.spm_model={spm_model}",
-        f"data.data_dir={folder}",
-        f"data.max_seq_length={seq_length}", f"train.seed={seed}",
-        f"train.model_dir={model_dir}"])
-    return scores["metric"], scores["value"]
-
-
 def suite_name(overrides: Sequence[str]) -> str:
     """The folder and report name of the suite run with `overrides` (in their order)."""
     return f"downstream-{settings_digest(list(overrides))}" if overrides else "downstream"
+
+
+def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
+              starts: dict[str, list[str]], folder: str, seeds: Sequence[int],
+              done: dict[str, Any]) -> dict[str, Any]:
+    """One task's seeds from both starts (those in `done` kept), their comparison and the
+    bag-of-words baseline."""
+    records = {start: fine_tune_seeds(
+        task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds,
+        os.path.join(folder, *(("random",) if start == "random" else ()), name),
+        {seed: run for seed, run in done.get(start, {}).items() if int(seed) in seeds},
+        label=name) for start in STARTS}
+    comparison = compare_starts(records["pretrained"], records["random"])
+    baseline = {"dev": baseline_score(task_folder, task)}
+    if test_labels_path(task_folder):
+        baseline["test"] = baseline_score(task_folder, task, "test")
+    return {"task": task, "metric": next(iter(records["pretrained"].values()))["metric"],
+            "seeds": records, "baseline": baseline, "comparison": comparison.to_dict()}
 
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
@@ -71,24 +82,19 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     task, so an interrupted run leaves the finished tasks' report, and returns it."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
-    spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
+    shared = [*SMALL_MODEL_RECIPE, *overrides,
+              f"model.spm_model={os.path.join(run_dir, run.tokenizer.spm_model)}",
+              f"data.max_seq_length={run.data.max_seq_length}"]
     folder = os.path.join(run_dir, suite_name(overrides))
     starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
                                      run.model.to_dict()) for start in STARTS}
+    report_path = os.path.join(run_dir, f"{suite_name(overrides)}.json")
+    stored = _stored_rows(report_path, overrides)
     rows, report = {}, None
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
-            runs = {start: [_fine_tune(task, task_folder, starts[start], spm_model,
-                                       run.data.max_seq_length, seed, os.path.join(
-                                           folder, *(("random",) if start == "random"
-                                                     else ()), name, f"seed{seed}"),
-                                       overrides)
-                            for seed in seeds] for start in STARTS}
-            scores = {start: [score for _, score in runs[start]] for start in STARTS}
-            gain, low, high = paired_difference(scores["pretrained"], scores["random"])
-            rows[name] = {"task": task, "metric": runs["pretrained"][0][0], "scores": scores,
-                          "baseline": baseline_score(task_folder, task),
-                          "gain": gain, "gain_low": low, "gain_high": high}
+            rows[name] = _task_row(name, task, task_folder, shared, starts, folder, seeds,
+                                   stored.get(name, {}).get("seeds", {}))
         except Exception as error:  # one task's failure must not lose the others
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
@@ -97,10 +103,23 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     return report or _write_report(run_dir, tasks_dir, seeds, overrides, rows)
 
 
+def _stored_rows(path: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The task rows of an earlier report of the same recipe (their finished seeds are not
+    fine-tuned again, which keeps a rerun from reloading every finished run)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        stored = json.load(f)
+    if stored.get("recipe") != [*SMALL_MODEL_RECIPE, *overrides]:
+        return {}
+    return {name: row for name, row in stored.get("tasks", {}).items() if "seeds" in row}
+
+
 def _write_report(run_dir: str, tasks_dir: str, seeds: Sequence[int],
                   overrides: Sequence[str], rows: dict[str, Any]) -> dict[str, Any]:
     report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
-              "recipe": [*SMALL_MODEL_RECIPE, *overrides], "tasks": rows, "average": _average(rows)}
+              "recipe_name": SMALL_MODEL, "recipe": [*SMALL_MODEL_RECIPE, *overrides],
+              "tasks": rows, "average": suite_average(rows)}
     atomic_write_bytes(os.path.join(run_dir, f"{suite_name(overrides)}.json"),
                        json.dumps(report, indent=1).encode())
     atomic_write_bytes(os.path.join(run_dir, f"{suite_name(overrides)}.md"),
@@ -108,39 +127,92 @@ def _write_report(run_dir: str, tasks_dir: str, seeds: Sequence[int],
     return report
 
 
-def _average(rows: dict[str, Any]) -> dict[str, float] | None:
+def _start_means(row: dict[str, Any], split: str) -> dict[str, float]:
+    return {start: float(np.mean(list(split_scores(row["seeds"][start], split).values())))
+            for start in STARTS}
+
+
+def suite_average(rows: dict[str, Any]) -> dict[str, Any] | None:
+    """The mean over the finished tasks, per seed both starts finished on every task, each
+    task on the split its comparison used; the gain paired by seed; the stuck fine-tunes
+    counted."""
     done = [row for row in rows.values() if "error" not in row]
     if not done:
         return None
-    pretrained = np.mean([row["scores"]["pretrained"] for row in done], axis=0)
-    random = np.mean([row["scores"]["random"] for row in done], axis=0)
-    gain, low, high = paired_difference(pretrained, random)
-    return {"pretrained": float(pretrained.mean()), "random": float(random.mean()),
-            "baseline": float(np.mean([row["baseline"] for row in done])),
-            "gain": gain, "gain_low": low, "gain_high": high}
+    common = set.intersection(*(set(row["seeds"][start]) for row in done for start in STARTS))
+    seeds = sorted(common, key=int)
+    if not seeds:
+        return None
+    per_seed = {start: [float(np.mean([split_scores(row["seeds"][start],
+                                                    row["comparison"]["split"])[seed]
+                                       for row in done])) for seed in seeds]
+                for start in STARTS}
+    gain, low, high = paired_difference(per_seed["pretrained"], per_seed["random"])
+    splits = sorted({row["comparison"]["split"] for row in done})
+    baseline = [row["baseline"].get(row["comparison"]["split"], row["baseline"]["dev"])
+                for row in done]
+    stuck = {start: sum(len(stuck_seeds(row["seeds"][start])) for row in done)
+             for start in STARTS}
+    return {"split": "+".join(splits), "seeds": len(seeds),
+            "pretrained": float(np.mean(per_seed["pretrained"])),
+            "random": float(np.mean(per_seed["random"])), "baseline": float(np.mean(baseline)),
+            "gain": gain, "gain_low": low, "gain_high": high, "stuck": stuck,
+            "failed": [name for name, row in rows.items()
+                       if "error" not in row and row["comparison"]["verdict"] == "failed"]}
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _gain_cell(found: dict[str, Any]) -> str:
+    return (f"{100 * found['gain']:+.1f} [{100 * found['low']:+.1f}, "
+            f"{100 * found['high']:+.1f}]")
+
+
+def _stuck_cell(row: dict[str, Any]) -> str:
+    counts = [f"{len(stuck_seeds(row['seeds'][start]))} of {len(row['seeds'][start])}"
+              for start in STARTS]
+    return " / ".join(counts)
 
 
 def downstream_markdown(report: dict[str, Any]) -> str:
     """The report as a markdown table, scores in points."""
     lines = [f"# Downstream: {report['run']}", "",
-             f"Dev scores (x100), mean over seeds {report['seeds']}; gain = pretrained - "
-             f"random, paired by seed, with a 95% t-interval.", "",
-             "| task | metric | pretrained | random start | bag of words | gain [95%] |",
-             "|---|---|---:|---:|---:|---|"]
+             f"Recipe `{report.get('recipe_name', SMALL_MODEL)}`, seeds {report['seeds']}. "
+             f"Scores (x100) are means over seeds on the test split, at the checkpoint the dev "
+             f"split chose (dev beside them); gain = pretrained - random on test, paired by "
+             f"seed, with a 95% t-interval. Stuck: fine-tunes whose best dev score is within a "
+             f"point of one answer for every example (pretrained / random start); a task "
+             f"whose random start stuck on a seed has no gain: the comparison failed.", "",
+             "| task | metric | pretrained test (dev) | random start test (dev) | "
+             "bag of words test (dev) | gain on test [95%] | stuck |",
+             "|---|---|---:|---:|---:|---|---|"]
     for name, row in report["tasks"].items():
         if "error" in row:
-            lines.append(f"| {name} | failed: {row['error']} | | | | |")
+            lines.append(f"| {name} | failed: {row['error']} | | | | | |")
             continue
+        comparison, baseline = row["comparison"], row["baseline"]
+        scored, dev = _start_means(row, comparison["split"]), _start_means(row, "dev")
+        gain = ("failed: random start stuck" if comparison["verdict"] == "failed"
+                else _gain_cell({"gain": comparison["gain"], "low": comparison["low"],
+                                 "high": comparison["high"]}))
+        if comparison["split"] == "dev":
+            gain += " (dev: no test labels)"
+        bag = baseline.get(comparison["split"], baseline["dev"])
         lines.append(
-            f"| {name} | {row['metric']} | {100 * np.mean(row['scores']['pretrained']):.1f} | "
-            f"{100 * np.mean(row['scores']['random']):.1f} | {100 * row['baseline']:.1f} | "
-            f"{100 * row['gain']:+.1f} [{100 * row['gain_low']:+.1f}, "
-            f"{100 * row['gain_high']:+.1f}] |")
+            f"| {name} | {row['metric']} | {_points(scored['pretrained'])} "
+            f"({_points(dev['pretrained'])}) | {_points(scored['random'])} "
+            f"({_points(dev['random'])}) | {_points(bag)} ({_points(baseline['dev'])}) | "
+            f"{gain} | {_stuck_cell(row)} |")
     average = report["average"]
     if average:
+        gain = _gain_cell({"gain": average["gain"], "low": average["gain_low"],
+                           "high": average["gain_high"]})
+        if average["failed"]:
+            gain += f" (failed on {', '.join(average['failed'])})"
         lines.append(
-            f"| **average** | | {100 * average['pretrained']:.1f} | "
-            f"{100 * average['random']:.1f} | {100 * average['baseline']:.1f} | "
-            f"{100 * average['gain']:+.1f} [{100 * average['gain_low']:+.1f}, "
-            f"{100 * average['gain_high']:+.1f}] |")
+            f"| **average** | {average['split']} | {_points(average['pretrained'])} | "
+            f"{_points(average['random'])} | {_points(average['baseline'])} | {gain} | "
+            f"{average['stuck']['pretrained']} / {average['stuck']['random']} |")
     return "\n".join(lines) + "\n"

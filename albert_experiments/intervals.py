@@ -15,28 +15,9 @@ from typing import Sequence
 
 import numpy as np
 
+from albert_tf.finetuning.comparison import paired_difference  # noqa: F401 (one home)
+
 Z_95 = 1.959964
-# Two-sided 95% quantiles of Student's t by degrees of freedom 1-30; more degrees of freedom
-# use the last one (2.042, a little wider than the exact value).
-T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def paired_difference(first: Sequence[float], second: Sequence[float]
-                      ) -> tuple[float, float, float]:
-    """Mean of `first[i] - second[i]` and its 95% t-interval (for one pair the bounds equal
-    the mean: no interval can be had from one seed)."""
-    if len(first) != len(second) or not len(first):
-        raise ValueError(f"paired_difference needs two equally long, non-empty lists, got "
-                         f"{len(first)} and {len(second)} values")
-    differences = np.asarray(first, dtype=float) - np.asarray(second, dtype=float)
-    mean = float(differences.mean())
-    if len(differences) < 2:
-        return mean, mean, mean
-    quantile = T_95[min(len(differences) - 1, len(T_95)) - 1]
-    half = quantile * float(differences.std(ddof=1)) / math.sqrt(len(differences))
-    return mean, mean - half, mean + half
 
 
 def proportions_difference(first: float, first_count: int, second: float,

@@ -53,6 +53,7 @@ from albert_tf.config_schema import (
     require,
     require_one_of,
 )
+from albert_tf.finetuning.recipes import SMALL_MODEL_RECIPES
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
 from data_prep.tasks.registry import TASK_NAMES
@@ -145,7 +146,7 @@ class EvaluationSpec:
     random_start: bool = False
 
 
-DOWNSTREAM_RECIPES = ("task", "small_model")
+DOWNSTREAM_RECIPES = ("task", *SMALL_MODEL_RECIPES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,8 +156,9 @@ class DownstreamSpec:
     The data is a task folder (`data_dir`) or an `albert-data task` source (`source`: written
     once under `<data_dir of the run>/tasks/<source>`). `task` is the `albert-finetune` task
     (default: the one the folder's `source.json` names). `recipe` is `task` (the task's own
-    recipe file) or `small_model` (`albert_tf.finetuning.starts.SMALL_MODEL_RECIPE` at the
-    pretraining's sequence length: the downstream suite's recipe); `overrides` change it.
+    recipe file) or a small-model recipe (`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPES`,
+    at the pretraining's sequence length: `small_model_v2` is the downstream suite's recipe,
+    `small_model` the one before Adam's bias correction); `overrides` change it.
     Each of `seeds` is one fine-tuning run; the table shows dev `metric` (default: the
     task's own) as the mean over seeds under `label`, and the claims on the downstream
     average pair the variants by seed.

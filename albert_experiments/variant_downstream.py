@@ -5,14 +5,17 @@ A variant's `result.json` keeps, per task (by its name in the table):
 
     "downstream": {"bbc-news": {"task": "classify", "metric": "accuracy",
                                 "settings": {...}, "folder": "finetune/bbc-news-<digest>",
-                                "seeds": {"1": {"value": 0.87, "best_step": 600}, ...},
-                                "value": 0.87}}   # the mean over the seeds
+                                "seeds": {"1": {"value": 0.87, "test": 0.85, "stuck": False,
+                                                ...}, ...},   # seed_loop.seed_record
+                                "value": 0.87, "test": 0.85,  # the means over the seeds
+                                "stuck": 0}}                  # stuck seeds
 
 Each seed is kept as it finishes, so an interrupted variant resumes at its next seed. The
 fine-tuning runs live in `<variant run>/<folder>/seed<k>`; the folder's name carries a digest
 of the task's settings (source, recipe name, overrides, metric), so changed settings fine-tune
 anew instead of finding old runs. The digest holds the recipe's name, not its values: a
-changed `SMALL_MODEL_RECIPE` must get a new name.
+changed small-model recipe gets a new name (`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPES`).
+Entries made before test scores and stuck flags were kept lack them.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from albert_experiments.spec import DownstreamSpec
-from albert_tf.finetuning.starts import SMALL_MODEL_RECIPE, dev_scores, folder_task
+from albert_tf.finetuning.recipes import SMALL_MODEL_RECIPES
+from albert_tf.finetuning.seed_loop import fine_tune_seeds
+from albert_tf.finetuning.starts import folder_task
 
 
 def settings_digest(settings: Mapping[str, Any] | Sequence[str]) -> str:
@@ -39,8 +44,9 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
                       keep: Callable[[dict[str, Any]], None],
                       start: Sequence[str] | None = None) -> dict[str, Any]:
     """Fine-tunes the pretraining run `run_dir` on `task` (its data in `task_folder`) once per
-    seed not yet in `entry` (the task's stored scores), calling `keep` with the updated entry
-    after each seed; returns the entry. An entry made with other settings is started anew.
+    seed not yet in `entry` (the task's stored scores; `albert_tf.finetuning.seed_loop`),
+    calling `keep` with the updated entry after each seed; returns the entry. An entry made
+    with other settings is started anew.
 
     `start` replaces the start (default: `model.init_checkpoint=<run_dir>`), e.g. a random
     start's `model.config=...` (`albert_tf.finetuning.starts.start_overrides`); the runs
@@ -52,21 +58,22 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
                  "folder": os.path.join("finetune", f"{task.name}-{settings_digest(settings)}"),
                  "seeds": {}}
     entry = {**entry, "seeds": dict(entry["seeds"])}
-    recipe = ([*SMALL_MODEL_RECIPE, f"data.max_seq_length={seq_length}"]
-              if task.recipe == "small_model" else [])
-    for number, seed in enumerate(task.seeds, 1):
-        if str(seed) in entry["seeds"]:
-            continue
-        print(f"albert-experiment: {run_dir}: {task.name}, seed {seed} ({number} of "
-              f"{len(task.seeds)})", flush=True)
-        scores = dev_scores(entry["task"], [
-            *recipe, *task.overrides, *(start or [f"model.init_checkpoint={run_dir}"]),
-            f"model.spm_model={spm_model}", f"data.data_dir={task_folder}",
-            f"train.seed={seed}",
-            f"train.model_dir={os.path.join(run_dir, entry['folder'], f'seed{seed}')}"],
-            metric=task.metric or None, label=task.name)
-        entry["metric"], entry["split"] = scores["metric"], scores["split"]
-        entry["seeds"][str(seed)] = {"value": scores["value"], "best_step": scores["best_step"]}
-        entry["value"] = float(np.mean([run["value"] for run in entry["seeds"].values()]))
-        keep(entry)
+    recipe = ([*SMALL_MODEL_RECIPES[task.recipe], f"data.max_seq_length={seq_length}"]
+              if task.recipe in SMALL_MODEL_RECIPES else [])
+
+    def keep_seeds(records):
+        entry["seeds"] = records
+        first = next(iter(records.values()))
+        entry["metric"] = first["metric"]
+        entry["value"] = float(np.mean([run["value"] for run in records.values()]))
+        tests = [run["test"] for run in records.values()]
+        entry["test"] = float(np.mean(tests)) if None not in tests else None
+        entry["stuck"] = sum(bool(run.get("stuck")) for run in records.values())
+        keep(dict(entry))
+
+    fine_tune_seeds(entry["task"], [
+        *recipe, *task.overrides, *(start or [f"model.init_checkpoint={run_dir}"]),
+        f"model.spm_model={spm_model}", f"data.data_dir={task_folder}"], task.seeds,
+        os.path.join(run_dir, entry["folder"]), entry["seeds"], keep_seeds,
+        metric=task.metric or None, label=task.name)
     return entry

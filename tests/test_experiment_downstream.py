@@ -10,6 +10,7 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
+from albert_tf.finetuning import seed_loop
 from albert_experiments.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
@@ -66,18 +67,21 @@ def test_downstream_tasks_read_their_seeds_and_are_named_by_label_source_or_task
         _downstream([{"source": "bbc-news"}, {"source": "bbc-news"}], "t.yaml")
 
 
-def _fake_dev_scores(calls):
-    def dev_scores(task, overrides, metric=None, label=None):
+def _fake_scores(calls):
+    """Seed k scores 0.5 + k/10 on dev and 0.45 + k/10 on test; one answer for every example
+    scores 0.6, so seed 1 is stuck."""
+    def fine_tune_scores(task, overrides, metric=None, label=None):
         calls.append((task, list(overrides)))
         seed = int(next(o for o in overrides if o.startswith("train.seed=")).split("=")[1])
         return {"metric": "accuracy", "split": "dev", "value": 0.5 + seed / 10,
-                "best_step": 10}
-    return dev_scores
+                "test": 0.45 + seed / 10, "best_step": 10, "constant": 0.6,
+                "constant_test": 0.55}
+    return fine_tune_scores
 
 
 def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, tmp_path):
     calls, kept = [], []
-    monkeypatch.setattr(variant_downstream, "dev_scores", _fake_dev_scores(calls))
+    monkeypatch.setattr(seed_loop, "fine_tune_scores", _fake_scores(calls))
     task = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2),
                           overrides=("train.train_steps=50",))
     (tmp_path / "source.json").write_text(json.dumps({"albert_finetune": {"task": "classify"}}))
@@ -87,8 +91,11 @@ def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, 
     entry = variant_downstream.fine_tune_variant(task, str(tmp_path), "run", "spm.model", 64,
                                                  None, snapshot)
     assert entry["task"] == "classify" and entry["value"] == pytest.approx(0.65)
-    assert entry["seeds"] == {"1": {"value": 0.6, "best_step": 10},
-                              "2": {"value": 0.7, "best_step": 10}}
+    assert entry["test"] == pytest.approx(0.6) and entry["stuck"] == 1
+    common = {"metric": "accuracy", "best_step": 10, "constant": 0.6, "constant_test": 0.55}
+    assert entry["seeds"] == {
+        "1": {**common, "value": 0.6, "test": pytest.approx(0.55), "stuck": True},
+        "2": {**common, "value": 0.7, "test": pytest.approx(0.65), "stuck": False}}
     assert [len(e["seeds"]) for e in kept] == [1, 2]  # kept after every seed
     overrides = calls[0][1]
     # The small-model recipe at the run's length, then the task's own changes, then places.

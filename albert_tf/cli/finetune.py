@@ -100,8 +100,14 @@ def _run(args) -> int:
     print(f"\nalbert-finetune: best dev checkpoint {result.best_checkpoint} "
           f"(step {result.best_step})")
     print(json.dumps(result.dev_metrics, indent=2))
+    if result.test_metrics:
+        print("albert-finetune: the same checkpoint on the labelled test split (chosen on dev):")
+        print(json.dumps(result.test_metrics, indent=2))
     for path in result.prediction_files:
         print(f"  wrote {path}")
+    note = result.stuck_note()
+    if note:
+        print(f"albert-finetune: {note}")
     return 0
 
 

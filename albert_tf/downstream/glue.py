@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import logging
 import math
 import operator
@@ -32,7 +33,8 @@ from albert_tf.text.files import atomic_write_bytes
 _LARGEST_FIELD = 2**31 - 1
 
 __all__ = ["GLUE_TASKS", "LAST_COLUMN", "ColumnLayout", "GlueTask", "available_splits",
-           "find_split_file", "get_glue_task", "read_glue", "write_glue_predictions"]
+           "find_split_file", "get_glue_task", "read_glue", "read_labelled_test",
+           "test_labels_path", "write_glue_predictions"]
 
 def find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
     """The first existing file of `split`, looked for in `data_dir` itself and then in its
@@ -228,3 +230,51 @@ def write_glue_predictions(task: TaskLike, split: str, examples: Sequence[TextEx
     path = os.path.join(output_dir, glue_task.submission_files[split])
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path
+
+
+# The test split's gold labels, apart from `test.tsv` as in GLUE, in a task folder that
+# `albert-data task` writes: `index<TAB>label` (or `index<TAB>score` for a similarity task).
+TEST_LABELS_FILE = "test_labels.tsv"
+
+
+def test_labels_path(data_dir: str) -> Optional[str]:
+    """The folder's test labels file, or None when its test split is unlabelled (as the GLUE
+    download's are)."""
+    path = os.path.join(data_dir, TEST_LABELS_FILE)
+    return path if os.path.isfile(path) else None
+
+
+def read_labelled_test(task: TaskLike, data_dir: str) -> list[TextExample]:
+    """The test split's examples (`read_glue`, in file order) with their gold labels from
+    `test_labels.tsv`, joined on the index column.
+
+    Raises:
+        TaskDataError: no labels file; a labels row that is not `index<TAB>label`, repeats an
+            index, names an index the test file lacks or holds an invalid label (the message
+            names the file and line); or a test example without a label.
+    """
+    glue_task = get_glue_task(task)
+    path = test_labels_path(data_dir)
+    if path is None:
+        raise TaskDataError(f"{data_dir}: no {TEST_LABELS_FILE}; the test split is unlabelled")
+    examples = read_glue(glue_task, data_dir, "test")
+    wanted = {example.guid for example in examples}
+    layout = ColumnLayout(text_a=0, index=0, label=1, num_columns=2)  # text_a unused
+    labels = {}
+    rows = _numbered_rows(path)
+    next(rows, None)  # the header
+    for line_number, row in rows:
+        where = f"{path}:{line_number}"
+        if len(row) != 2:
+            raise TaskDataError(f"{where}: expected 2 tab-separated columns (index, label), "
+                                f"found {len(row)}")
+        index = row[0]
+        if index in labels or index not in wanted:
+            reason = "repeats" if index in labels else "is not in the test file's"
+            raise TaskDataError(f"{where}: index {index!r} {reason} index column")
+        labels[index] = _parse_label(glue_task, layout, row, where)
+    missing = [example.guid for example in examples if example.guid not in labels]
+    if missing:
+        raise TaskDataError(f"{path}: no label for test index {missing[0]!r} "
+                            f"({len(missing)} of {len(examples)} unlabelled)")
+    return [dataclasses.replace(example, label=labels[example.guid]) for example in examples]

@@ -46,6 +46,7 @@ from albert_tf.finetuning.feature_cache import (
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
+from albert_tf.finetuning.stuck import stuck_note
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
 from albert_tf.optimization import create_optimizer
 from albert_tf.precision import precision_policy
@@ -60,12 +61,37 @@ RESULTS_FILE = "eval_results.json"
 
 @dataclasses.dataclass
 class FinetuneResult:
-    """What a finished run reports."""
+    """What a finished run reports.
+
+    Attributes:
+        best_step, best_checkpoint: the dev evaluation that chose the kept weights.
+        dev_metrics: split -> metric -> score of the kept weights on each dev split.
+        prediction_files: the leaderboard (and dev) prediction files written.
+        test_metrics: split -> metric -> score on each test split with gold labels (a task
+            folder's `test_labels.tsv`), of the weights dev chose; test is never used to
+            choose anything.
+        metric: the primary metric, which chose the checkpoint.
+        constant_scores: split -> the primary metric of one answer for every example (the
+            majority class's share for accuracy), for each labelled split.
+    """
 
     best_step: int
     best_checkpoint: str
     dev_metrics: dict[str, dict[str, float]]
     prediction_files: list[str]
+    test_metrics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    metric: str = ""
+    constant_scores: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def stuck_note(self) -> str | None:
+        """Says so when the first dev split's best score is within a point of the constant
+        answer's (`albert_tf.finetuning.stuck`); None otherwise, and for runs made before
+        the constant scores were recorded."""
+        split = next(iter(self.dev_metrics), None)
+        if split is None or not self.metric:
+            return None
+        return stuck_note(self.metric, self.dev_metrics[split][self.metric],
+                          self.constant_scores.get(split), split)
 
 
 @dataclasses.dataclass
@@ -250,9 +276,10 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
     weights_checkpoint(model).read(os.path.join(model_dir, best["checkpoint"])).assert_consumed()
     output_dir = os.path.join(model_dir, "predictions")
     os.makedirs(output_dir, exist_ok=True)
-    written, scores = [], {}
+    written, scores, test_scores, constants = [], {}, {}, {}
     for split, data in dev.items():
         scores[split], outputs = evaluate_split(model, task, data, config)
+        constants[split] = task.constant_score(data.examples, data.arrays)
         if task.writes_dev_predictions:
             written += task.write_predictions(split, data.examples, data.arrays, outputs,
                                               output_dir)
@@ -260,11 +287,17 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
         if not task.has_split(split):
             continue
         data = prepare(split)
-        written += task.write_predictions(split, data.examples, data.arrays,
-                                          predict(model, task, data.features, config),
+        if task.has_labels(split):
+            test_scores[split], outputs = evaluate_split(model, task, data, config)
+            constants[split] = task.constant_score(data.examples, data.arrays)
+        else:
+            outputs = predict(model, task, data.features, config)
+        written += task.write_predictions(split, data.examples, data.arrays, outputs,
                                           output_dir)
     result = FinetuneResult(best["step"], os.path.join(model_dir, best["checkpoint"]), scores,
-                            written)
+                            written, test_scores, task.primary_metric,
+                            {split: value for split, value in constants.items()
+                             if value is not None})
     atomic_write_bytes(os.path.join(model_dir, RESULTS_FILE),
                        json.dumps(dataclasses.asdict(result), indent=2).encode())
     return result

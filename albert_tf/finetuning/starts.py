@@ -1,11 +1,11 @@
-"""Fine-tuning reduced to dev scores, from a pretraining run or from a random start of its
-sizes: what the downstream suite, the table runner and `albert-pretrain`'s downstream check
-are made of.
+"""Fine-tuning reduced to dev and test scores, from a pretraining run or from a random start
+of its sizes: what the downstream suite, the table runner and `albert-pretrain`'s downstream
+check are made of (through `albert_tf.finetuning.seed_loop`).
 
     start = start_overrides(run_dir, "pretrained", random_dir, model_config)
-    scores = dev_scores("classify", [*start, "data.data_dir=tasks/bbc-news",
-                                     "train.model_dir=runs/check/pretrained"])
-    scores["metric"], scores["value"]  # "accuracy", 0.87
+    scores = fine_tune_scores("classify", [*start, "data.data_dir=tasks/bbc-news",
+                                           "train.model_dir=runs/check/pretrained"])
+    scores["metric"], scores["value"], scores["test"]  # "accuracy", 0.87, 0.85
 
 A random start gets the run's model config (written once to `random_dir`), so it differs
 from the pretrained start in the initial weights alone.
@@ -28,37 +28,36 @@ from albert_tf.finetuning.tasks import get_task
 from albert_tf.text.files import atomic_write_bytes
 
 STARTS = ("pretrained", "random")
-# The one recipe every task and start gets in the downstream suite and check: short, for
-# models of a few hundred thousand parameters on a few thousand examples. Finished runs are
-# found again by the recipe's name (`albert-experiment` keeps fine-tunes per table under a
-# digest of the name, not of these values), so a changed recipe needs a new name.
-SMALL_MODEL_RECIPE = ("optimizer.learning_rate=5e-4", "optimizer.warmup_steps=60",
-                      "train.global_batch_size=32", "train.train_steps=600",
-                      "train.eval_every_steps=200", "train.verbose=0",
-                      "model.classifier_dropout=0.1")
 
 
-def dev_scores(task: str, overrides: Sequence[str], metric: str | None = None,
-               label: str | None = None) -> dict[str, Any]:
+def fine_tune_scores(task: str, overrides: Sequence[str], metric: str | None = None,
+                     label: str | None = None) -> dict[str, Any]:
     """Fine-tunes `task` (an `albert-finetune` task name) with its recipe and `overrides`
     (which must name `train.model_dir`; a finished run there is found, an interrupted one
-    resumed) and returns {"task", "metric", "split", "value", "best_step", "dev"}: `value` is
-    `metric` (default: the task's primary metric) on the first dev split.
+    resumed) and returns {"task", "metric", "split", "value", "best_step", "dev", "test",
+    "constant", "constant_test"}: `value` is `metric` (default: the task's primary metric)
+    on the first dev split, `test` the same checkpoint's on the labelled test split (None
+    without one), `constant` and `constant_test` what one answer for every example scores
+    on them (None where undefined, or for another metric than the primary one).
 
     `label` names the run in the ConfigError raised when the metric is missing.
     """
     config = load_finetune_config(recipe_path(task), list(overrides), task=task)
     tf_keras.backend.clear_session()
     outcome = run_finetuning(config)
-    metric = metric or get_task(config).primary_metric
+    primary = get_task(config).primary_metric
+    metric = metric or primary
     split = next(iter(outcome.dev_metrics))
     if metric not in outcome.dev_metrics[split]:
         raise ConfigError(
             f"downstream task {label or task}: no dev metric {metric!r} (the run reports "
             f"{', '.join(outcome.dev_metrics[split])})")
+    test = outcome.test_metrics.get("test", {})
+    constants = outcome.constant_scores if metric == primary else {}
     return {"task": task, "metric": metric, "split": split,
             "value": float(outcome.dev_metrics[split][metric]), "best_step": outcome.best_step,
-            "dev": outcome.dev_metrics}
+            "dev": outcome.dev_metrics, "test": test.get(metric),
+            "constant": constants.get(split), "constant_test": constants.get("test")}
 
 
 def start_overrides(run_dir: str, start: str, random_dir: str, model_config: dict) -> list[str]:

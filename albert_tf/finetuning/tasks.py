@@ -98,6 +98,18 @@ class FinetuneTask(abc.ABC):
                           outputs: dict[str, np.ndarray], output_dir: str) -> list[str]:
         """Writes the split's prediction files into `output_dir`; returns their paths."""
 
+    def has_labels(self, split: str) -> bool:
+        """Whether `split`, one of `predict_splits`, comes with gold labels to score it on
+        (a task folder's test labels); the dev splits always do."""
+        return False
+
+    def constant_score(self, examples: list, features: dict[str, np.ndarray]) -> float | None:
+        """The best `primary_metric` a model that gives every example the same answer reaches
+        on a labelled split (the majority class's share for accuracy); None where no such
+        floor is defined (span tasks). A fine-tune scoring within a point of it has learned
+        nothing (`albert_tf.finetuning.stuck`)."""
+        return None
+
     @property
     def model_features(self) -> tuple[str, ...]:
         return INPUT_NAMES + self.label_features
@@ -123,13 +135,31 @@ class GlueTask(FinetuneTask):
 
     def source_files(self, split: str) -> list[str]:
         path = glue.find_split_file(self.spec, self.data_dir, split)
-        return [path or os.path.join(self.data_dir, self.spec.split_files[split][0])]
+        files = [path or os.path.join(self.data_dir, self.spec.split_files[split][0])]
+        if self.has_labels(split):  # the labels are part of the converted features
+            files.append(glue.test_labels_path(self.data_dir))
+        return files
 
     def has_split(self, split: str) -> bool:
         return split in glue.available_splits(self.spec, self.data_dir)
 
+    def has_labels(self, split: str) -> bool:
+        return split == "test" and glue.test_labels_path(self.data_dir) is not None
+
     def read(self, split: str) -> list:
+        if self.has_labels(split):
+            return glue.read_labelled_test(self.spec, self.data_dir)
         return glue.read_glue(self.spec, self.data_dir, split)
+
+    def constant_score(self, examples, features):
+        labels, count = features["label"], len(features["label"])
+        if self.spec.is_regression:
+            answers = [{"predictions": np.full(count, float(np.mean(labels)), np.float32)}]
+        else:
+            answers = [{"logits": np.tile(np.eye(len(self.spec.labels), dtype=np.float32)[
+                label], (count, 1))} for label in range(len(self.spec.labels))]
+        return max(self.evaluate(examples, features, outputs)[self.primary_metric]
+                   for outputs in answers)
 
     def convert(self, examples, tokenizer, is_training):
         first = tokenizer.encode_batch([example.text_a for example in examples])

@@ -188,15 +188,22 @@ class DownstreamCheckConfig:
         task_dir: a task folder `albert-data task` wrote (e.g. bbc-news); empty: no check. A
             folder that does not exist is skipped with a note saying how to make it.
         train_steps: fine-tuning steps of each start (the small-model recipe otherwise).
-        seed: the fine-tuning seed, the same for both starts.
+        seed: the first fine-tuning seed; both starts run the same seeds.
+        num_seeds: seeds per start (`seed`, `seed + 1`, ...): the gain is paired by seed
+            and its 95% interval needs two or more.
     """
 
     task_dir: str = ""
     train_steps: int = 300
     seed: int = 1
+    num_seeds: int = 3
 
     def __post_init__(self):
-        require_positive("downstream_check", self, ("train_steps",))
+        require_positive("downstream_check", self, ("train_steps", "num_seeds"))
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.num_seeds))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,10 +5,14 @@ A pretraining run can end with healthy-looking losses and still give an encoder 
 fine-tunes worse than a random start of the same sizes (a collapsed encoder, or a sentence
 head that memorized its training pairs). With `downstream_check.task_dir` set (the CPU preset
 sets it), the run is fine-tuned on that task folder (written by `albert-data task`) from
-itself and from a random start, one seed and `downstream_check.train_steps` steps each, with
-the downstream suite's small-model recipe; the result goes to `downstream_check.json` in the
-run folder and a warning is printed when the pretrained start is no better. The fine-tuning
-runs live in `<model_dir>/downstream_check/`, so a rerun finds them finished.
+itself and from a random start, `downstream_check.num_seeds` seeds of
+`downstream_check.train_steps` steps each, with the downstream suite's small-model recipe
+(`albert_tf.finetuning.seed_loop`); the gain is paired by seed, on the test split when the
+folder has its labels, with a 95% interval (`albert_tf.finetuning.comparison`). The result
+goes to `downstream_check.json` in the run folder, and a warning is printed when the
+pretrained start is no better, or when the comparison failed because the random start got
+stuck at the constant answer on some seed. The fine-tuning runs live in
+`<model_dir>/downstream_check/<start>/seed<k>`, so a rerun finds them finished.
 """
 
 from __future__ import annotations
@@ -17,13 +21,10 @@ import dataclasses
 import json
 import os
 
-from albert_tf.finetuning.starts import (
-    SMALL_MODEL_RECIPE,
-    STARTS,
-    dev_scores,
-    folder_task,
-    start_overrides,
-)
+from albert_tf.finetuning.comparison import Comparison, compare_starts, split_scores
+from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_tf.finetuning.seed_loop import fine_tune_seeds
+from albert_tf.finetuning.starts import STARTS, folder_task, start_overrides
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
 
@@ -32,31 +33,50 @@ RESULT_FILE = "downstream_check.json"
 
 @dataclasses.dataclass(frozen=True)
 class DownstreamCheck:
-    """The two starts' dev scores on one task."""
+    """The two starts' scores on one task, seed by seed, and their comparison."""
 
     task_dir: str
     metric: str
-    pretrained: float
-    random: float
     train_steps: int
-    seed: int
+    seeds: dict  # start -> seed -> record (`albert_tf.finetuning.seed_loop.seed_record`)
+    comparison: Comparison
 
-    @property
-    def gain(self) -> float:
-        return self.pretrained - self.random
+    def mean(self, start: str) -> float:
+        scores = split_scores(self.seeds[start], self.comparison.split)
+        return sum(scores.values()) / len(scores)
 
     def summary(self) -> str:
         name = os.path.basename(os.path.normpath(self.task_dir))
-        return (f"downstream check on {name} ({self.train_steps} fine-tuning steps, seed "
-                f"{self.seed}): dev {self.metric} {100 * self.pretrained:.1f} from this run, "
-                f"{100 * self.random:.1f} from a random start ({100 * self.gain:+.1f} points)")
+        found = self.comparison
+        interval = (f" [{100 * found.low:+.1f}, {100 * found.high:+.1f}] (95%, paired by seed)"
+                    if found.seeds > 1 else " (one seed: no interval)")
+        return (f"downstream check on {name} ({self.train_steps} fine-tuning steps, "
+                f"{found.seeds} seed{'s' * (found.seeds > 1)}): {found.split} {self.metric} "
+                f"{100 * self.mean('pretrained'):.1f} from this run, "
+                f"{100 * self.mean('random'):.1f} from a random start "
+                f"({100 * found.gain:+.1f} points{interval})")
 
     def warning(self) -> str | None:
-        if self.gain > 0:
+        found = self.comparison
+        if found.verdict == "failed":
+            return (f"warning: the comparison failed: the random start stuck at the constant "
+                    f"answer on seed {', '.join(found.stuck_random)}, so it is no reference "
+                    f"and no gain can be read from it")
+        if found.stuck_pretrained:
+            return (f"warning: the pretrained start stuck at the constant answer on seed "
+                    f"{', '.join(found.stuck_pretrained)}: pretraining has not made a "
+                    f"better model")
+        if found.gain > 0:
             return None
         return ("warning: the pretrained encoder is no better a start than a random one of "
                 "the same sizes on this task: pretraining has not made a better model (see "
                 "the held-out accuracies and the representation spread above)")
+
+    def to_dict(self) -> dict:
+        return {"task_dir": self.task_dir, "metric": self.metric,
+                "train_steps": self.train_steps, "recipe": SMALL_MODEL, "seeds": self.seeds,
+                "means": {start: self.mean(start) for start in STARTS},
+                **self.comparison.to_dict()}
 
 
 def missing_task_note(task_dir: str) -> str:
@@ -79,17 +99,17 @@ def run_downstream_check(run_dir: str) -> DownstreamCheck | None:
               f"train.eval_every_steps={check.train_steps}",
               f"optimizer.warmup_steps={min(60, check.train_steps // 10)}",
               f"model.spm_model={os.path.join(run_dir, run.tokenizer.spm_model)}",
-              f"data.data_dir={check.task_dir}", f"data.max_seq_length={run.data.max_seq_length}",
-              f"train.seed={check.seed}"]
-    scores = {}
+              f"data.data_dir={check.task_dir}", f"data.max_seq_length={run.data.max_seq_length}"]
+    seeds = {}
     for start in STARTS:
-        overrides = start_overrides(run_dir, start, folder, run.model.to_dict())
-        scores[start] = dev_scores(task, [*shared, *overrides,
-                                          f"train.model_dir={os.path.join(folder, start)}"])
-    result = DownstreamCheck(task_dir=check.task_dir, metric=scores["pretrained"]["metric"],
-                             pretrained=scores["pretrained"]["value"],
-                             random=scores["random"]["value"], train_steps=check.train_steps,
-                             seed=check.seed)
-    atomic_write_bytes(os.path.join(run_dir, RESULT_FILE), json.dumps(
-        {**dataclasses.asdict(result), "gain": result.gain, "task": task}, indent=1).encode())
+        overrides = start_overrides(run_dir, start, os.path.join(folder, "random"),
+                                    run.model.to_dict())
+        seeds[start] = fine_tune_seeds(task, [*shared, *overrides], check.seeds,
+                                       os.path.join(folder, start))
+    metric = next(iter(seeds["pretrained"].values()))["metric"]
+    result = DownstreamCheck(task_dir=check.task_dir, metric=metric,
+                             train_steps=check.train_steps, seeds=seeds,
+                             comparison=compare_starts(seeds["pretrained"], seeds["random"]))
+    atomic_write_bytes(os.path.join(run_dir, RESULT_FILE),
+                       json.dumps({**result.to_dict(), "task": task}, indent=1).encode())
     return result

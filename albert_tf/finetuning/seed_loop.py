@@ -1,0 +1,58 @@
+"""One start fine-tuned on one task once per seed: the loop that the downstream suite
+(`albert-experiment downstream`), the table runner and `albert-pretrain`'s downstream check
+share.
+
+    seeds = fine_tune_seeds("classify", [*SMALL_MODEL_RECIPE, "model.init_checkpoint=runs/a",
+                                         "data.data_dir=tasks/bbc-news"],
+                            seeds=(1, 2, 3, 4, 5), folder="runs/a/downstream/bbc-news")
+    seeds["1"]  # {"metric": "accuracy", "value": 0.87, "test": 0.85, "best_step": 600,
+                #  "constant": 0.239, "constant_test": 0.236, "stuck": False}
+
+Each seed's run lives in `<folder>/seed<k>` and its record is handed to `keep` as soon as it
+finishes, so an interrupted loop resumes at its next seed. `value` is the dev score that chose
+the checkpoint, `test` the same checkpoint's score on the labelled test split (None when the
+task has none), `constant` and `constant_test` what one answer for every example scores
+there, and `stuck` whether the dev score is within a point of it
+(`albert_tf.finetuning.stuck`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping, Sequence
+
+from albert_tf.finetuning.starts import fine_tune_scores
+from albert_tf.finetuning.stuck import is_stuck
+
+DEFAULT_SEEDS = (1, 2, 3, 4, 5)
+
+
+def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:
+    """What a seed loop keeps of one run's `fine_tune_scores`."""
+    return {"metric": scores["metric"], "value": scores["value"], "test": scores["test"],
+            "best_step": scores["best_step"], "constant": scores["constant"],
+            "constant_test": scores["constant_test"],
+            "stuck": is_stuck(scores["value"], scores["constant"])}
+
+
+def fine_tune_seeds(task: str, overrides: Sequence[str], seeds: Sequence[int], folder: str,
+                    done: Mapping[str, Any] | None = None,
+                    keep: Callable[[dict[str, Any]], None] | None = None,
+                    metric: str | None = None, label: str | None = None) -> dict[str, Any]:
+    """Fine-tunes `task` with `overrides` once per seed of `seeds` not in `done` (seed ->
+    record, as strings), in `<folder>/seed<k>`; calls `keep` with all records so far after
+    each seed and returns them (`seed_record`). `metric` and `label` go to
+    `fine_tune_scores`."""
+    records = dict(done or {})
+    for number, seed in enumerate(seeds, 1):
+        if str(seed) in records:
+            continue
+        print(f"fine-tuning {label or task} in {folder}: seed {seed} ({number} of "
+              f"{len(seeds)})", flush=True)
+        scores = fine_tune_scores(task, [*overrides, f"train.seed={seed}",
+                                         f"train.model_dir={os.path.join(folder, f'seed{seed}')}"],
+                                  metric=metric, label=label)
+        records[str(seed)] = seed_record(scores)
+        if keep is not None:
+            keep(dict(records))
+    return records
