@@ -10,7 +10,6 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
-from albert_tf.finetuning import seed_loop
 from albert_experiments.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
@@ -21,6 +20,7 @@ from albert_experiments.intervals import paired_difference, proportions_differen
 from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
 from albert_experiments.verdicts import Claim, judge, parse_claims, verdicts_markdown
 from albert_tf.config import ConfigError
+from albert_tf.finetuning import seed_loop
 
 
 def test_paired_difference_is_students_t_interval_by_hand():

@@ -417,9 +417,12 @@ def test_released_format_checkpoints_start_a_run_with_the_same_encoder(pretraine
 
 
 @pytest.mark.slow
-def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_path):
+def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_path, capsys):
     """`classify`: a folder as `albert-data task` writes it (SST-2's columns, its labels in
-    source.json, here in an order that is not the sorted one), trained end to end."""
+    source.json, here in an order that is not the sorted one, the test labels apart),
+    trained end to end; the test split is scored at the checkpoint dev chose. A fine-tune
+    that can only learn one class (every training label the same) is named stuck; one that
+    learns is not."""
     folder = tmp_path / "feelings"
     folder.mkdir()
     names = {0: "sad", 1: "glad"}
@@ -428,15 +431,35 @@ def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_pa
                   [(sentence, names[label]) for sentence, label in sentiment_rows(count, seed)])
     write_tsv(folder / "test.tsv", ["index", "sentence"],
               [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(30, 3))])
+    truth = [names[label] for _, label in sentiment_rows(30, 3)]
+    write_tsv(folder / "test_labels.tsv", ["index", "label"], list(enumerate(truth)))
     (folder / "source.json").write_text(json.dumps({"labels": ["sad", "glad"]}))
     model_dir = tmp_path / "run"
     assert finetune("classify", str(folder), pretrained, model_dir, *SST2_RECIPE) == 0
+    assert "stuck" not in capsys.readouterr().out
     results = json.loads((model_dir / "eval_results.json").read_text())
     assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
     lines = (model_dir / "predictions" / "classify.tsv").read_text().splitlines()
-    truth = [names[label] for _, label in sentiment_rows(30, 3)]
     predicted = [line.split("\t")[1] for line in lines[1:]]
     assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
+    # The test score is the written predictions' accuracy; the floors are the larger class's
+    # share of each split, counted here.
+    assert results["test_metrics"]["test"]["accuracy"] == pytest.approx(
+        np.mean(np.array(predicted) == np.array(truth)))
+    dev_labels = [label for _, label in sentiment_rows(100, 2)]
+    assert results["metric"] == "accuracy" and results["constant_scores"] == pytest.approx(
+        {"dev": max(np.mean(dev_labels), 1 - np.mean(dev_labels)),
+         "test": max(truth.count("glad"), truth.count("sad")) / 30})
+    # Forced to one class: every training example says "glad".
+    write_tsv(folder / "train.tsv", ["sentence", "label"],
+              [(sentence, "glad") for sentence, _ in sentiment_rows(480, 1)])
+    assert finetune("classify", str(folder), pretrained, tmp_path / "one_class", *SST2_RECIPE,
+                    "train.train_steps=50") == 0
+    shown = capsys.readouterr().out
+    stuck = json.loads((tmp_path / "one_class" / "eval_results.json").read_text())
+    assert stuck["dev_metrics"]["dev"]["accuracy"] == pytest.approx(np.mean(dev_labels))
+    assert ("albert-finetune: stuck: the best dev accuracy "
+            f"{100 * np.mean(dev_labels):.1f} is within 1 point of what one answer") in shown
     (folder / "source.json").write_text(json.dumps({"labels": ["sad"]}))
     assert finetune("classify", str(folder), pretrained, tmp_path / "again",
                     *SST2_RECIPE) == 2
