@@ -1,5 +1,6 @@
-"""What pretraining is worth on a table's downstream tasks: each variant's dev scores minus
-those of the table's random start (the first variant's sizes fine-tuned with the same recipe
+"""What pretraining is worth on a table's downstream tasks: each variant's scores (on test at
+the checkpoint dev chose; dev for runs made before test scores were kept) minus those of the
+table's random start (the first variant's sizes fine-tuned with the same recipe
 and seeds, without pretraining), paired by fine-tuning seed, with Student's 95% t-interval;
 per task and on the table's average.
 
@@ -20,7 +21,7 @@ from albert_experiments.intervals import paired_difference
 def pretraining_gains(result: Mapping[str, Any], random_start: Mapping[str, Any],
                       task_names: Sequence[str]) -> dict[str, dict[str, float]]:
     """By task name (and `downstream_average` for the mean over the tasks): the mean over
-    the seeds both finished of `result`'s dev score minus `random_start`'s (as fractions),
+    the seeds both finished of `result`'s score minus `random_start`'s (as fractions),
     its 95% interval (`low`, `high`; equal to the gain with one seed) and the number of
     seeds. A column neither side finished on a common seed is left out."""
     columns = [(name, [name]) for name in task_names]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from albert_experiments.downstream_average import (
     DOWNSTREAM_AVERAGE,
@@ -25,6 +25,7 @@ from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, p
 from albert_experiments.pretraining_gain import pretraining_gains, pretraining_gains_markdown
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
 from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
+from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
 from albert_tf.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import model_config_from_mapping
@@ -60,13 +61,21 @@ def _format(metric: str, value) -> str:
 
 
 def _downstream_cell(score: dict[str, Any] | None) -> str:
-    """A dev score in percent, the mean over the seeds run so far, with the metric's name and
-    how many seeds it holds when that is not one."""
+    """A task's score in percent, the mean over the seeds run so far: on test (at the
+    checkpoint dev chose) with dev beside it, or dev alone for runs made before test scores
+    were kept; the metric's name, how many seeds when that is not one, and how many of them
+    are stuck at the constant answer."""
     if score is None or "value" not in score:
         return "not run"
-    seeds = len(score.get("seeds", {}))
-    return (f"{100 * as_fraction(score['value']):.1f} {score['metric']}"
-            + (f" ({seeds} seeds)" if seeds > 1 else ""))
+    runs = list(score.get("seeds", {}).values())
+    dev = f"{100 * as_fraction(score['value']):.1f}"
+    shown = (f"test {100 * as_fraction(score['test']):.1f} (dev {dev})"
+             if score.get("test") is not None else f"dev {dev}")
+    notes = [f"{len(runs)} seeds"] if len(runs) > 1 else []
+    stuck = sum(bool(run.get("stuck")) for run in runs)
+    if stuck:
+        notes.append(f"**{stuck} stuck**")
+    return f"{shown} {score['metric']}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def paper_scale_parameters(spec: ExperimentSpec, variant_name: str) -> int | None:
@@ -118,7 +127,7 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
         headers.append("params, paper sizes (ours)")
     headers += [f"params ({spec.scale})", *(f"{METRICS[m]} ({spec.scale})"
                                             for m in spec.metrics),
-                *(f"{task.name} dev ({spec.scale})" for task in spec.downstream)]
+                *(f"{task.name} ({spec.scale})" for task in spec.downstream)]
     if average_column:
         headers.append(f"{METRICS[DOWNSTREAM_AVERAGE]} ({spec.scale})")
     rows = []
@@ -150,6 +159,37 @@ def _our_cells(spec: ExperimentSpec, result: dict[str, Any] | None,
     if average_column:
         cells.append(_format(DOWNSTREAM_AVERAGE, result["metrics"].get(DOWNSTREAM_AVERAGE)))
     return cells
+
+
+def stuck_markdown(rows: Sequence[dict[str, Any]], task_names: Sequence[str]) -> str:
+    """The fine-tunes stuck at the constant answer, a line per row and task that has any;
+    then which small-model recipe made the downstream columns when it is not the one in use.
+    Empty when there is nothing to say."""
+    lines, recipes, stuck_runs, total = [], set(), 0, 0
+    for result in rows:
+        for name in task_names:
+            entry = result.get("downstream", {}).get(name, {})
+            recipes.add(entry.get("settings", {}).get("recipe"))
+            seeds = entry.get("seeds", {})
+            stuck = sorted((seed for seed, run in seeds.items() if run.get("stuck")), key=int)
+            total += len(seeds)
+            stuck_runs += len(stuck)
+            if stuck:
+                lines.append(f"- {row_label(result)}, {name}: seed{'s' * (len(stuck) > 1)} "
+                             f"{', '.join(stuck)} of {len(seeds)}")
+    text = []
+    if lines:
+        text += [f"{stuck_runs} of the {total} fine-tunes are stuck: their best dev score is "
+                 f"within a point of one answer for every example (the majority class).", "",
+                 *lines]
+    old = sorted(recipe for recipe in recipes
+                 if recipe in SMALL_MODEL_RECIPES and recipe != SMALL_MODEL)
+    if old:
+        text += ([""] if text else []) + [
+            f"The downstream columns were made with the earlier fine-tuning recipe "
+            f"`{', '.join(old)}` (Adam without bias correction), before the stuck check and "
+            f"the test scores; the recipe in use is `{SMALL_MODEL}`."]
+    return "\n".join(text)
 
 
 def row_label(result: dict[str, Any]) -> str:
@@ -299,9 +339,14 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         task_names, METRICS[DOWNSTREAM_AVERAGE])
     if gains_table:
         lines += ["## Pretraining against a random start", "",
-                  "Each variant's dev scores minus the random start's, paired by fine-tuning "
-                  "seed (points, with a 95% t-interval over the seeds both finished; the "
-                  "random start has the first variant's sizes):", "", gains_table, ""]
+                  "Each variant's scores minus the random start's (test scores at the "
+                  "checkpoint dev chose, dev scores for runs made before test scores were "
+                  "kept), paired by fine-tuning seed (points, with a 95% t-interval over the "
+                  "seeds both finished; the random start has the first variant's sizes):", "",
+                  gains_table, ""]
+    stuck = stuck_markdown([*results, *([reference] if reference else [])], task_names)
+    if stuck:
+        lines += ["## Stuck fine-tunes", "", stuck, ""]
     chance = chance_markdown(results)
     if chance:
         lines += ["## Sentence accuracies against chance", "", chance, ""]

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
+from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages, stuck_count
 from albert_experiments.heldout_outcomes import paired_outcomes
 from albert_experiments.intervals import (
     paired_difference,
@@ -83,6 +83,7 @@ class Verdict:
     samples: int
     outcome: str  # shown, not shown, contradicted, not run
     paired: bool = False  # the interval pairs the two sides example by example (or by seed)
+    stuck: int = 0  # downstream: fine-tunes of both sides (task x seed) stuck at one answer
 
 
 def parse_claims(value: Any, variant_names: Sequence[str], where: str,
@@ -142,17 +143,19 @@ def _measured(result: Mapping[str, Any] | None, metric: str) -> tuple[float, int
 
 def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
               task_names: Sequence[str], outcomes: Mapping[str, Mapping[str, Any] | None]
-              ) -> tuple[float, float, float, int, bool] | None:
-    """(difference, low, high, samples, paired) of `claim`'s two sides, None if one is not
-    measured."""
+              ) -> tuple[float, float, float, int, bool, int] | None:
+    """(difference, low, high, samples, paired, stuck fine-tunes) of `claim`'s two sides,
+    None if one is not measured."""
     if claim.metric == DOWNSTREAM_AVERAGE:
         first, second = (seed_averages(results[name], task_names) if name in results else {}
                          for name in (claim.first, claim.second))
         seeds = sorted(set(first) & set(second), key=int)
         if not seeds:
             return None
+        stuck = sum(stuck_count(results[name], task_names, seeds)
+                    for name in (claim.first, claim.second))
         return (*paired_difference([first[seed] for seed in seeds],
-                                   [second[seed] for seed in seeds]), len(seeds), True)
+                                   [second[seed] for seed in seeds]), len(seeds), True, stuck)
     first = _measured(results.get(claim.first), claim.metric)
     second = (0.5, 0) if claim.second == CHANCE else _measured(results.get(claim.second),
                                                               claim.other_metric)
@@ -162,8 +165,8 @@ def _interval(claim: Claim, results: Mapping[str, Mapping[str, Any]],
         pair = paired_outcomes(outcomes.get(claim.first), outcomes.get(claim.second),
                                claim.metric, (first[0], second[0]))
         if pair is not None:
-            return (*paired_outcomes_difference(*pair), len(pair[0]), True)
-    return (*proportions_difference(first[0], first[1], *second), first[1], False)
+            return (*paired_outcomes_difference(*pair), len(pair[0]), True, 0)
+    return (*proportions_difference(first[0], first[1], *second), first[1], False, 0)
 
 
 def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
@@ -176,7 +179,7 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
     measured = _interval(claim, results, task_names, outcomes or {})
     if measured is None:
         return Verdict(claim, None, None, None, 0, "not run")
-    difference, low, high, samples, paired = measured
+    difference, low, high, samples, paired, stuck = measured
     if samples < 2 and claim.metric == DOWNSTREAM_AVERAGE:
         outcome = "not shown"  # one seed gives no interval
     elif claim.expect == "same":
@@ -190,14 +193,14 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
         toward_low, toward_high = (low, high) if claim.expect == "higher" else (-high, -low)
         outcome = ("shown" if toward_low > 0 else
                    "contradicted" if toward_high < 0 else "not shown")
-    return Verdict(claim, difference, low, high, samples, outcome, paired)
+    return Verdict(claim, difference, low, high, samples, outcome, paired, stuck)
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
     """A verdict as `results.json` stores it (differences as fractions)."""
     return {**dataclasses.asdict(verdict.claim), "difference": verdict.difference,
             "low": verdict.low, "high": verdict.high, "samples": verdict.samples,
-            "outcome": verdict.outcome, "paired": verdict.paired}
+            "outcome": verdict.outcome, "paired": verdict.paired, "stuck": verdict.stuck}
 
 
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
@@ -212,6 +215,8 @@ def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
         samples = f"{verdict.samples:,} {SAMPLES[claim.metric][2]}"
         if verdict.paired and claim.metric != DOWNSTREAM_AVERAGE:  # seeds are always paired
             samples += ", paired"
+        if verdict.stuck:
+            samples += f", {verdict.stuck} fine-tunes stuck"
         if verdict.difference is None:
             measured, samples = "–", "–"
         elif verdict.low == verdict.high:

@@ -336,7 +336,7 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
 
     markdown = open(os.path.join(micro["results"], "results.md")).read()
     assert "| SOP | 78.9 | 86.5 | 11.7M |" in markdown and "albert-experiment run" in markdown
-    assert "sst2 dev (micro) | downstream avg. (micro) |" in markdown
+    assert "sst2 (micro) | downstream avg. (micro) |" in markdown
     assert " accuracy (2 seeds) |" in markdown
     assert "| SOP beats NSP downstream | downstream_average | sop - nsp | higher |" in markdown
     assert "2 fine-tuning seeds |" in markdown
@@ -664,6 +664,10 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     folder.mkdir(parents=True)
     write_tsv(folder / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
     write_tsv(folder / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
+    write_tsv(folder / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(40, 3))])
+    write_tsv(folder / "test_labels.tsv", ["index", "label"],
+              [(index, label) for index, (_, label) in enumerate(sentiment_rows(40, 3))])
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
     (tasks / "notes").mkdir()  # not a task folder: skipped
     run = os.path.join(micro["work"], "sop")
@@ -679,10 +683,18 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     report = json.loads(open(os.path.join(run, f"{suite}.json")).read())
     row = report["tasks"]["feelings"]
     assert row["metric"] == "accuracy" and list(report["tasks"]) == ["feelings"]
-    assert all(len(row["scores"][start]) == 2 for start in ("pretrained", "random"))
-    assert row["baseline"] >= 0.9  # the sentiment words decide these rows
-    assert (row["gain"], row["gain_low"], row["gain_high"]) == pytest.approx(
-        paired_difference(row["scores"]["pretrained"], row["scores"]["random"]))
-    assert os.path.isdir(os.path.join(run, suite, "random", "feelings", "seed2"))
+    assert all(list(row["seeds"][start]) == ["1", "2"] for start in ("pretrained", "random"))
+    assert row["baseline"]["dev"] >= 0.9 and row["baseline"]["test"] >= 0.9  # the words decide
+    # Scored on test (the folder has its labels), each run's own test score read back.
+    test = {start: [json.loads(open(os.path.join(
+        run, suite, *(("random",) if start == "random" else ()), "feelings", f"seed{seed}",
+        "eval_results.json")).read())["test_metrics"]["test"]["accuracy"] for seed in (1, 2)]
+        for start in ("pretrained", "random")}
+    comparison = row["comparison"]
+    assert comparison["split"] == "test" and comparison["paired_seeds"] == 2
+    assert (comparison["gain"], comparison["low"], comparison["high"]) == pytest.approx(
+        paired_difference(test["pretrained"], test["random"]))
+    assert report["average"]["split"] == "test" and report["average"]["gain"] == \
+        pytest.approx(comparison["gain"])
     assert os.path.exists(os.path.join(run, f"{suite}.md"))
-    assert "| feelings | accuracy |" in shown and "| **average** |" in shown
+    assert "| feelings | accuracy |" in shown and "| **average** | test |" in shown

@@ -3,7 +3,6 @@ classification task and a synthetic SQuAD-format span task to high dev scores; t
 their best checkpoint, write leaderboard files, resume as finished, and export to a raw-text
 SavedModel whose task outputs equal the Keras model's."""
 
-import dataclasses
 import json
 import os
 import pathlib
@@ -22,6 +21,7 @@ from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.export import load_saved_model
+from albert_tf.finetuning.comparison import compare_starts, paired_difference
 from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import load_finetuned
@@ -479,21 +479,26 @@ def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_pat
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
     config = yaml.safe_load((run / "config.yaml").read_text())
     config["train"]["model_dir"] = str(run)
-    config["downstream_check"] = {"task_dir": str(folder), "train_steps": 40}
+    config["downstream_check"] = {"task_dir": str(folder), "train_steps": 40, "num_seeds": 2}
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config))
     assert pretrain_main(["--config", str(path)]) == 0
     shown = capsys.readouterr().out
     check = json.loads((run / "downstream_check.json").read_text())
-    scores = {start: json.loads((run / "downstream_check" / start / "eval_results.json")
-                                .read_text())["dev_metrics"]["dev"]["accuracy"]
-              for start in ("pretrained", "random")}
-    assert (check["pretrained"], check["random"]) == pytest.approx(
-        (scores["pretrained"], scores["random"]))
+    scores = {start: [json.loads((run / "downstream_check" / start / f"seed{seed}" /
+                                  "eval_results.json").read_text())["dev_metrics"]["dev"]
+                      ["accuracy"] for seed in (1, 2)] for start in ("pretrained", "random")}
+    assert check["split"] == "dev" and check["seeds"]["pretrained"]["2"]["value"] == \
+        pytest.approx(scores["pretrained"][1])
+    assert (check["gain"], check["low"], check["high"]) == pytest.approx(
+        paired_difference(scores["pretrained"], scores["random"]))
     assert check["task"] == "sst2" and check["train_steps"] == 40
-    assert (f"downstream check on feelings (40 fine-tuning steps, seed 1): dev accuracy "
-            f"{100 * scores['pretrained']:.1f} from this run, {100 * scores['random']:.1f} "
-            f"from a random start") in shown
+    assert check["recipe"] == "small_model_v2"
+    assert (f"downstream check on feelings (40 fine-tuning steps, 2 seeds): dev accuracy "
+            f"{100 * np.mean(scores['pretrained']):.1f} from this run, "
+            f"{100 * np.mean(scores['random']):.1f} from a random start "
+            f"({100 * check['gain']:+.1f} points [{100 * check['low']:+.1f}, "
+            f"{100 * check['high']:+.1f}] (95%, paired by seed))") in shown
     config["downstream_check"]["task_dir"] = str(tmp_path / "bbc-news")
     path.write_text(yaml.safe_dump(config))
     assert pretrain_main(["--config", str(path)]) == 0
@@ -508,7 +513,19 @@ def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_pat
     assert pretrain_main(["--config", str(path)]) == 2
     assert (f"albert-pretrain: error: downstream check: {broken / 'source.json'}: not a task "
             f"folder's description") in capsys.readouterr().err
-    # The warning, by hand: no gain is a warning, any gain is not.
-    tied = DownstreamCheck(str(folder), "accuracy", 0.7, 0.7, 40, 1)
+    # The warnings, by hand: no gain is a warning, any gain is not; a stuck random start
+    # makes the comparison fail, whatever the gain.
+    def check_of(pretrained, random):
+        seeds = {"pretrained": pretrained, "random": random}
+        return DownstreamCheck(str(folder), "accuracy", 40, seeds,
+                               compare_starts(pretrained, random))
+
+    ahead = {"1": {"value": 0.71, "test": None, "stuck": False}}
+    tied = check_of({"1": {"value": 0.7, "test": None, "stuck": False}}, ahead)
     assert tied.warning().startswith("warning: the pretrained encoder is no better a start")
-    assert dataclasses.replace(tied, pretrained=0.71).warning() is None
+    assert check_of(ahead, {"1": {"value": 0.7, "test": None, "stuck": False}}
+                    ).warning() is None
+    failed = check_of(ahead, {"1": {"value": 0.5, "test": None, "stuck": True}})
+    assert failed.warning().startswith("warning: the comparison failed: the random start "
+                                       "stuck at the constant answer on seed 1")
+    assert "(one seed: no interval)" in failed.summary()

@@ -27,7 +27,7 @@ def test_the_comparison_pairs_test_scores_by_seed_by_hand():
     random = {"1": _record(0.50, 0.50), "2": _record(0.50, 0.52)}
     found = compare_starts(pretrained, random)
     # Seeds 1 and 2 only; test differences 0.12 and 0.14: mean 0.13, sd 0.01414, t(1) 12.706.
-    assert (found.split, found.seeds) == ("test", 2)
+    assert (found.split, found.paired_seeds) == ("test", 2)
     assert (found.gain, found.low, found.high) == pytest.approx((0.13, 0.0029, 0.2571),
                                                                 abs=1e-4)
     assert found.verdict == "gain" and found.to_dict()["verdict"] == "gain"

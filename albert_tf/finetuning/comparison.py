@@ -9,7 +9,7 @@ reference, so the verdict is `failed`, never `gain`.
 
     compare_starts({"1": {"value": 0.6, "test": 0.62, "stuck": False}, ...},
                    {"1": {"value": 0.5, "test": 0.49, "stuck": False}, ...})
-    # Comparison(split="test", gain=..., low=..., high=..., seeds=5, ...)
+    # Comparison(split="test", gain=..., low=..., high=..., paired_seeds=5, ...)
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Comparison:
     gain: float
     low: float
     high: float
-    seeds: int
+    paired_seeds: int
     stuck_pretrained: tuple[str, ...] = ()
     stuck_random: tuple[str, ...] = ()
 
@@ -78,9 +78,9 @@ class Comparison:
         0), `loss` (below 0) or `unclear`."""
         if self.stuck_random:
             return "failed"
-        if self.seeds > 1 and self.low > 0:
+        if self.paired_seeds > 1 and self.low > 0:
             return "gain"
-        if self.seeds > 1 and self.high < 0:
+        if self.paired_seeds > 1 and self.high < 0:
             return "loss"
         return "unclear"
 

@@ -49,9 +49,10 @@ class DownstreamCheck:
         name = os.path.basename(os.path.normpath(self.task_dir))
         found = self.comparison
         interval = (f" [{100 * found.low:+.1f}, {100 * found.high:+.1f}] (95%, paired by seed)"
-                    if found.seeds > 1 else " (one seed: no interval)")
-        return (f"downstream check on {name} ({self.train_steps} fine-tuning steps, "
-                f"{found.seeds} seed{'s' * (found.seeds > 1)}): {found.split} {self.metric} "
+                    if found.paired_seeds > 1 else " (one seed: no interval)")
+        seeds = f"{found.paired_seeds} seed{'s' * (found.paired_seeds > 1)}"
+        return (f"downstream check on {name} ({self.train_steps} fine-tuning steps, {seeds}): "
+                f"{found.split} {self.metric} "
                 f"{100 * self.mean('pretrained'):.1f} from this run, "
                 f"{100 * self.mean('random'):.1f} from a random start "
                 f"({100 * found.gain:+.1f} points{interval})")
