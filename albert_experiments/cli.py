@@ -91,6 +91,10 @@ def _parser() -> argparse.ArgumentParser:
                             metavar="SECTION.FIELD=VALUE",
                             help="change the fixed recipe for every run, e.g. "
                                  "train.train_steps=300; may be repeated")
+    downstream.add_argument("--random_starts",
+                            help="where random starts are fine-tuned, shared by every run of "
+                                 "the same sizes, tokenizer and recipe (default: "
+                                 "<tasks_dir>/random_starts)")
     add_verbose_flag(downstream)
     return parser
 
@@ -189,7 +193,8 @@ def _downstream(args) -> int:
               f"folder (write tasks with `albert-data task --source NAME`)", file=sys.stderr)
         return 2
     try:
-        report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override)
+        report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
+                                args.random_starts)
     except (ConfigError, CheckpointError, OSError) as error:
         print(f"albert-experiment downstream: error: {error}", file=sys.stderr)
         return 2

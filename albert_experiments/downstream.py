@@ -14,10 +14,11 @@ start got stuck on a seed shows no gain but "failed" (`albert_tf.finetuning.comp
 Then the average over tasks.
 
 Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/<task>/`,
-random starts under `RUN_DIR/downstream/random/<task>/`), so a rerun skips finished seeds
-and resumes an interrupted one; a task that fails is reported with its error and the others
-go on. A changed recipe (`--override`) is a suite of its own: its runs and report are named
-`downstream-<digest of the overrides>`, beside the plain recipe's.
+random starts under `<tasks_dir>/random_starts/<digest of the sizes, tokenizer and
+recipe>/<task>-<digest of its data>/`, shared by every run of the same sizes), so a rerun
+skips finished seeds and resumes an interrupted one; a task that fails is reported with its
+error and the others go on. A changed recipe (`--override`) is a suite of its own: its runs
+and report are named `downstream-<digest of the overrides>`, beside the plain recipe's.
 """
 
 from __future__ import annotations
@@ -38,11 +39,14 @@ from albert_tf.finetuning.comparison import (
     split_scores,
     stuck_seeds,
 )
+from albert_tf.finetuning.feature_cache import file_digest
 from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
 from albert_tf.finetuning.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
 from albert_tf.finetuning.starts import STARTS, folder_task, start_overrides
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.training.config import load_pretrain_config
+
+RANDOM_STARTS = "random_starts"  # the random starts' folder under --tasks_dir by default
 
 
 def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
@@ -57,14 +61,28 @@ def suite_name(overrides: Sequence[str]) -> str:
     return f"downstream-{settings_digest(list(overrides))}" if overrides else "downstream"
 
 
+def random_start_folder(random_starts: str, model_config: dict[str, Any], spm_model: str,
+                        recipe: Sequence[str]) -> str:
+    """`<random_starts>/<digest>`: where the random start of these model sizes, tokenizer
+    (its bytes) and recipe (the overrides, sequence length included) is fine-tuned, once for
+    every run and table that shares them."""
+    return os.path.join(random_starts, settings_digest({
+        "model": model_config, "tokenizer": file_digest([spm_model]), "recipe": list(recipe)}))
+
+
 def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
-              starts: dict[str, list[str]], folder: str, seeds: Sequence[int],
+              starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
               done: dict[str, Any]) -> dict[str, Any]:
     """One task's seeds from both starts (those in `done` kept), their comparison and the
-    bag-of-words baseline."""
+    bag-of-words baseline. `folders` holds each start's runs: the random start's per task
+    and task data (a changed task folder is fine-tuned anew)."""
+    data = settings_digest(file_digest([os.path.join(task_folder, file_name)
+                                        for file_name in sorted(os.listdir(task_folder))
+                                        if file_name.endswith(".tsv")]))
+    places = {"pretrained": os.path.join(folders["pretrained"], name),
+              "random": os.path.join(folders["random"], f"{name}-{data}")}
     records = {start: fine_tune_seeds(
-        task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds,
-        os.path.join(folder, *(("random",) if start == "random" else ()), name),
+        task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds, places[start],
         {seed: run for seed, run in done.get(start, {}).items() if int(seed) in seeds},
         label=name) for start in STARTS}
     comparison = compare_starts(records["pretrained"], records["random"])
@@ -76,24 +94,30 @@ def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
 
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
-                   overrides: Sequence[str] = ()) -> dict[str, Any]:
+                   overrides: Sequence[str] = (), random_starts: str | None = None
+                   ) -> dict[str, Any]:
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
     `overrides`); writes `<suite>.json` (and `.md`; `suite_name`) in `run_dir` after each
-    task, so an interrupted run leaves the finished tasks' report, and returns it."""
+    task, so an interrupted run leaves the finished tasks' report, and returns it. Random
+    starts are fine-tuned under `random_starts` (default `<tasks_dir>/random_starts`;
+    `random_start_folder`), so runs of the same sizes share them."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
-    shared = [*SMALL_MODEL_RECIPE, *overrides,
-              f"model.spm_model={os.path.join(run_dir, run.tokenizer.spm_model)}",
-              f"data.max_seq_length={run.data.max_seq_length}"]
-    folder = os.path.join(run_dir, suite_name(overrides))
-    starts = {start: start_overrides(run_dir, start, os.path.join(folder, "random"),
-                                     run.model.to_dict()) for start in STARTS}
+    spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
+    recipe = [*SMALL_MODEL_RECIPE, *overrides, f"data.max_seq_length={run.data.max_seq_length}"]
+    shared = [*recipe, f"model.spm_model={spm_model}"]
+    random_folder = random_start_folder(random_starts or os.path.join(tasks_dir, RANDOM_STARTS),
+                                        run.model.to_dict(), spm_model, recipe)
+    folders = {"pretrained": os.path.join(run_dir, suite_name(overrides)),
+               "random": random_folder}
+    starts = {start: start_overrides(run_dir, start, random_folder, run.model.to_dict())
+              for start in STARTS}
     report_path = os.path.join(run_dir, f"{suite_name(overrides)}.json")
     stored = _stored_rows(report_path, overrides)
     rows, report = {}, None
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
-            rows[name] = _task_row(name, task, task_folder, shared, starts, folder, seeds,
+            rows[name] = _task_row(name, task, task_folder, shared, starts, folders, seeds,
                                    stored.get(name, {}).get("seeds", {}))
         except Exception as error:  # one task's failure must not lose the others
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}

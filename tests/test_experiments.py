@@ -686,10 +686,12 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     assert all(list(row["seeds"][start]) == ["1", "2"] for start in ("pretrained", "random"))
     assert row["baseline"]["dev"] >= 0.9 and row["baseline"]["test"] >= 0.9  # the words decide
     # Scored on test (the folder has its labels), each run's own test score read back.
+    random_runs = glob.glob(str(tasks / "random_starts" / "*" / "feelings-*"))
+    assert len(random_runs) == 1  # shared by every run of these sizes, tokenizer and recipe
+    places = {"pretrained": os.path.join(run, suite, "feelings"), "random": random_runs[0]}
     test = {start: [json.loads(open(os.path.join(
-        run, suite, *(("random",) if start == "random" else ()), "feelings", f"seed{seed}",
-        "eval_results.json")).read())["test_metrics"]["test"]["accuracy"] for seed in (1, 2)]
-        for start in ("pretrained", "random")}
+        places[start], f"seed{seed}", "eval_results.json")).read())["test_metrics"]["test"]
+        ["accuracy"] for seed in (1, 2)] for start in ("pretrained", "random")}
     comparison = row["comparison"]
     assert comparison["split"] == "test" and comparison["paired_seeds"] == 2
     assert (comparison["gain"], comparison["low"], comparison["high"]) == pytest.approx(

@@ -3,7 +3,7 @@
 # 2,400 steps x 64 read 0.79 passes, so no example is seen twice), then the downstream suite.
 # The SentencePiece model is the one trained on the corpus's first 10 MB for prose_8k.
 set -euo pipefail
-cd /work/main; B=.venv/bin; o=runs/prose_full
+cd "$(dirname "$0")/../../../.."; B=.venv/bin; o=runs/prose_full
 mkdir -p $o
 [ -f runs/prose/spm/albert.model ] || { $B/albert-data corpus --source debian-prose --output runs/prose/corpus/train.txt --heldout_output runs/prose/corpus/heldout.txt --heldout_every 20 --max_mb 10 && $B/albert-data train-spm --input runs/prose/corpus/train.txt --model_prefix runs/prose/spm/albert --vocab_size 8000 --max_sentences 300000; }
 [ -f $o/corpus/train.txt ] || $B/albert-data corpus --source debian-prose --output $o/corpus/train.txt --heldout_output $o/corpus/heldout.txt --heldout_every 50
@@ -14,4 +14,4 @@ $B/albert-pretrain --config configs/pretrain/tiny_cpu.yaml --override model.voca
   --override data.max_seq_length=128 --override data.max_predictions_per_seq=20 --override model.max_position_embeddings=128 \
   --override train.model_dir=$o/run --override train.train_steps=2400 --override train.steps_per_epoch=400
 # runs/tasks: albert-data task --source bbc-news|rotten-tomatoes|fine-foods|lee-pairs --output runs/tasks/<name>
-$B/albert-experiment downstream $o/run --tasks_dir runs/tasks --seeds 1 2 3 4 5 6
+$B/albert-experiment downstream $o/run --tasks_dir runs/tasks
