@@ -64,6 +64,16 @@ def _beats_random_start(gains: dict[str, dict[str, Any]]) -> str:
     return f"{ahead} of {len(averages)} ({spread})"
 
 
+def _stuck(report: dict[str, Any] | None) -> str:
+    """`k of n`: the report's fine-tunes stuck at the constant answer, random start
+    included."""
+    rows = [*report["variants"], *([report["random_start"]] if report.get("random_start")
+                                   else [])] if report else []
+    runs = [run for row in rows for entry in row.get("downstream", {}).values()
+            for run in entry.get("seeds", {}).values()]
+    return f"{sum(bool(run.get('stuck')) for run in runs)} of {len(runs)}" if runs else "–"
+
+
 def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, Any]:
     """Per table: the spec's name and title, the report (None if not written) and counts."""
     tables = []
@@ -86,6 +96,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
             "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
                               f"{len(plateaus)}" if plateaus else "–"),
+            "stuck": _stuck(report),
             "beats_random_start": _beats_random_start(
                 report.get("pretraining_gains", {}) if report else {}),
             "outcomes": {outcome: sum(v["outcome"] == outcome for v in verdicts)
@@ -99,9 +110,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
              "Made by `albert-experiment summary` from each table's `results.json`; the "
              "tables' own `results.md` have the rows and the paper's figures.", "",
              "| table | variants run | held-out MLM % | above the unigram plateau | downstream "
-             "avg. | ahead of a random start (gain in points) | claims: shown / not shown / "
-             "contradicted / not run |",
-             "|---|---:|---|---|---|---|---|"]
+             "avg. | fine-tunes stuck | ahead of a random start (gain in points) | claims: "
+             "shown / not shown / contradicted / not run |",
+             "|---|---:|---|---|---|---|---|---|"]
     for table in summary["tables"]:
         counts = table["outcomes"]
         if not table["verdicts"]:  # no report yet: every claim is still to run
@@ -110,7 +121,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
         lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
-                     f"{table['beats_random_start']} | "
+                     f"{table['stuck']} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",

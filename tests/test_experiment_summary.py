@@ -33,9 +33,13 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
              "compare": ["a", "b"], "expect": "higher"}
     for name in ("table12_dropout", "table4_size"):  # written out of order on purpose
         (experiments / f"{name}.yaml").write_text(yaml.safe_dump(_table(name, [claim])))
+    # Three fine-tunes of a, one of the random start: one of a's is stuck.
     report = {"variants": [
-        {"name": "a", "metrics": {"mlm_accuracy": 0.152, "downstream_average": 0.71}},
+        {"name": "a", "metrics": {"mlm_accuracy": 0.152, "downstream_average": 0.71},
+         "downstream": {"t": {"seeds": {"1": {"stuck": False}, "2": {"stuck": True},
+                                        "3": {"stuck": False}}}}},
         {"name": "b", "metrics": {"mlm_accuracy": 0.1, "downstream_average": None}}],
+        "random_start": {"downstream": {"t": {"seeds": {"1": {"stuck": False}}}}},
         "verdicts": [
             {"text": "a beats b", "metric": "downstream_average", "second_metric": "",
              "difference": 0.03, "low": 0.01, "high": 0.05, "outcome": "shown"},
@@ -62,9 +66,11 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
     # Table 4 before Table 12; 2 of 3 variants run; MLM 10.0-15.2, one of the two above the
     # unigram plateau; one downstream average; one of two ahead of the random start.
     assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 3 | "
-                       "10.0-15.2 | 1 of 2 | 71.0 | 1 of 2 (-1.0 to +12.0) | 1 / 1 / 0 / 0 |")
+                       "10.0-15.2 | 1 of 2 | 71.0 | 1 of 4 | 1 of 2 (-1.0 to +12.0) | "
+                       "1 / 1 / 0 / 0 |")
     # No report yet: both of its claims (one per metric) still to run.
-    assert rows[1] == "| Title of table12_dropout | 0 of 3 | – | – | – | – | 0 / 0 / 0 / 2 |"
+    assert rows[1] == ("| Title of table12_dropout | 0 of 3 | – | – | – | – | – | "
+                       "0 / 0 / 0 / 2 |")
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
     assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
