@@ -66,7 +66,7 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
         first = next(iter(records.values()))
         entry["metric"] = first["metric"]
         entry["value"] = float(np.mean([run["value"] for run in records.values()]))
-        tests = [run["test"] for run in records.values()]
+        tests = [run.get("test") for run in records.values()]
         entry["test"] = float(np.mean(tests)) if None not in tests else None
         entry["stuck"] = sum(bool(run.get("stuck")) for run in records.values())
         keep(dict(entry))
