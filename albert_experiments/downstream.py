@@ -11,7 +11,7 @@ split chooses nothing. Per task the table shows each start's test and dev means,
 baseline, the pretrained - random gain on test with a 95% t-interval paired by seed, and the
 fine-tunes stuck at the constant answer (`albert_tf.finetuning.stuck`); a task whose random
 start got stuck on a seed shows no gain but "failed" (`albert_tf.finetuning.comparison`).
-Then the average over tasks.
+Then the average over the tasks whose comparison did not fail.
 
 Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/<task>/`,
 random starts under `<tasks_dir>/random_starts/<digest of the sizes, tokenizer and
@@ -157,10 +157,12 @@ def _start_means(row: dict[str, Any], split: str) -> dict[str, float]:
 
 
 def suite_average(rows: dict[str, Any]) -> dict[str, Any] | None:
-    """The mean over the finished tasks, per seed both starts finished on every task, each
-    task on the split its comparison used; the gain paired by seed; the stuck fine-tunes
-    counted."""
-    done = [row for row in rows.values() if "error" not in row]
+    """The mean over the finished tasks whose comparison did not fail (a random start stuck
+    on a seed is no reference), per seed both starts finished on every such task, each task
+    on the split its comparison used; the gain paired by seed; the failed tasks named; the
+    stuck fine-tunes of every task counted."""
+    finished = [row for row in rows.values() if "error" not in row]
+    done = [row for row in finished if row["comparison"]["verdict"] != "failed"]
     if not done:
         return None
     common = set.intersection(*(set(row["seeds"][start]) for row in done for start in STARTS))
@@ -175,7 +177,7 @@ def suite_average(rows: dict[str, Any]) -> dict[str, Any] | None:
     splits = sorted({row["comparison"]["split"] for row in done})
     baseline = [row["baseline"].get(row["comparison"]["split"], row["baseline"]["dev"])
                 for row in done]
-    stuck = {start: sum(len(stuck_seeds(row["seeds"][start])) for row in done)
+    stuck = {start: sum(len(stuck_seeds(row["seeds"][start])) for row in finished)
              for start in STARTS}
     return {"split": "+".join(splits), "seeds": len(seeds),
             "pretrained": float(np.mean(per_seed["pretrained"])),
@@ -234,7 +236,7 @@ def downstream_markdown(report: dict[str, Any]) -> str:
         gain = _gain_cell({"gain": average["gain"], "low": average["gain_low"],
                            "high": average["gain_high"]})
         if average["failed"]:
-            gain += f" (failed on {', '.join(average['failed'])})"
+            gain += f" (without {', '.join(average['failed'])}: failed)"
         lines.append(
             f"| **average** | {average['split']} | {_points(average['pretrained'])} | "
             f"{_points(average['random'])} | {_points(average['baseline'])} | {gain} | "
