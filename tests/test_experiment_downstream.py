@@ -10,6 +10,7 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
+from albert_experiments.downstream import suite_average
 from albert_experiments.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
@@ -21,6 +22,7 @@ from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
 from albert_experiments.verdicts import Claim, judge, parse_claims, verdicts_markdown
 from albert_tf.config import ConfigError
 from albert_tf.finetuning import seed_loop
+from albert_tf.finetuning.comparison import compare_starts
 
 
 def test_paired_difference_is_students_t_interval_by_hand():
@@ -250,3 +252,27 @@ def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_tr
     trend = trend_markdown(results).splitlines()
     assert trend[2:] == ["| None | 500 | 10.0 | – | – |", "| None | 1,000 | 15.0 | – | – |"]
     assert chance_markdown([_sentence_result("none", "None")]) == ""
+
+
+def _suite_row(pretrained, random, stuck=()):
+    """A suite task row by hand: dev scores by seed (no test labels), `stuck` random seeds."""
+    seeds = {start: {str(seed): {"metric": "accuracy", "value": value, "test": None,
+                                 "stuck": start == "random" and seed in stuck}
+                     for seed, value in enumerate(values, 1)}
+             for start, values in (("pretrained", pretrained), ("random", random))}
+    return {"task": "classify", "metric": "accuracy", "seeds": seeds, "baseline": {"dev": 0.9},
+            "comparison": compare_starts(seeds["pretrained"], seeds["random"]).to_dict()}
+
+
+def test_the_suite_average_leaves_out_failed_tasks_and_counts_every_stuck_run():
+    rows = {"news": _suite_row([0.6, 0.8], [0.5, 0.5]),
+            "reviews": _suite_row([0.9, 0.9], [0.57, 0.7], stuck=(1,))}
+    assert rows["reviews"]["comparison"]["verdict"] == "failed"
+    average = suite_average(rows)
+    # Only news: differences 0.1 and 0.3 (as the t-interval test above).
+    assert (average["gain"], average["gain_low"], average["gain_high"]) == pytest.approx(
+        (0.2, -1.0706, 1.4706), abs=1e-4)
+    assert average["failed"] == ["reviews"] and average["stuck"] == {"pretrained": 0,
+                                                                     "random": 1}
+    assert average["split"] == "dev" and average["pretrained"] == pytest.approx(0.7)
+    assert suite_average({"reviews": rows["reviews"]}) is None

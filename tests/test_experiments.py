@@ -701,7 +701,14 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     assert comparison["split"] == "test" and comparison["paired_seeds"] == 2
     assert (comparison["gain"], comparison["low"], comparison["high"]) == pytest.approx(
         paired_difference(test["pretrained"], test["random"]))
-    assert report["average"]["split"] == "test" and report["average"]["gain"] == \
-        pytest.approx(comparison["gain"])
     assert os.path.exists(os.path.join(run, f"{suite}.md"))
-    assert "| feelings | accuracy |" in shown and "| **average** | test |" in shown
+    assert "| feelings | accuracy |" in shown
+    # Ten steps may leave the random start at the majority class: then the one task's
+    # comparison failed and there is no average gain (suite_average, by hand, in
+    # test_experiment_downstream.py).
+    if comparison["verdict"] == "failed":
+        assert report["average"] is None and "failed: random start stuck" in shown
+    else:
+        assert report["average"]["split"] == "test" and report["average"]["gain"] == \
+            pytest.approx(comparison["gain"])
+        assert "| **average** | test |" in shown
