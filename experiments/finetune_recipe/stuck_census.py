@@ -65,6 +65,21 @@ def _runs_of_suite(report: dict) -> list[tuple[str, str, str, dict]]:
     return found
 
 
+def recipe_of(report: dict, name: str) -> str:
+    """The small-model recipe a report was made with: a table's recipe name, or for a suite
+    whether its recipe list ends with Adam's bias correction on."""
+    if name == "results.json":
+        rows = [*report.get("variants", []), *([report["random_start"]]
+                                                if report.get("random_start") else [])]
+        names = {entry.get("settings", {}).get("recipe") for row in rows
+                 for entry in row.get("downstream", {}).values()}
+        return ", ".join(sorted(str(found) for found in names))
+    corrections = [item for item in report.get("recipe", [])
+                   if item.startswith("optimizer.bias_correction=")]
+    corrected = bool(corrections) and corrections[-1].endswith("=true")
+    return "bias correction" if corrected else "no bias correction"
+
+
 def judged(run: dict, task: str, floors: dict[str, float]) -> bool:
     if "stuck" in run:
         return bool(run["stuck"])
@@ -82,7 +97,8 @@ def census(floors: dict[str, float], root: str = ROOT) -> list[dict]:
         runs = _runs_of_table(report) if name == "results.json" else _runs_of_suite(report)
         if not runs:
             continue
-        rows.append({"file": os.path.relpath(path, root), "fine_tunes": len(runs),
+        rows.append({"file": os.path.relpath(path, root), "recipe": recipe_of(report, name),
+                     "fine_tunes": len(runs),
                      "stuck": sum(judged(run, task, floors) for _, task, _, run in runs),
                      "with_test": sum(run.get("test") is not None for *_, run in runs),
                      "flagged": all("stuck" in run for *_, run in runs)})
@@ -144,12 +160,14 @@ def main(argv=None) -> int:
         for path in sorted(glob.glob(os.path.join(ROOT, "table*", "*", "results.json"))):
             mark_table(path, floors)
     rows = census(floors)
-    print("| result | fine-tunes | stuck | with a test score |\n|---|---:|---:|---:|")
+    print("| result | recipe | fine-tunes | stuck | with a test score |\n"
+          "|---|---|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['file']} | {row['fine_tunes']} | {row['stuck']} | {row['with_test']} |")
+        print(f"| {row['file']} | {row['recipe']} | {row['fine_tunes']} | {row['stuck']} | "
+              f"{row['with_test']} |")
     total = {key: sum(row[key] for row in rows) for key in ("fine_tunes", "stuck",
                                                             "with_test")}
-    print(f"| all | {total['fine_tunes']} | {total['stuck']} | {total['with_test']} |")
+    print(f"| all | | {total['fine_tunes']} | {total['stuck']} | {total['with_test']} |")
     if args.json:
         atomic_write_bytes(args.json, json.dumps({"results": rows, "total": total},
                                                  indent=1).encode())
