@@ -90,7 +90,7 @@ def census(floors: dict[str, float], root: str = ROOT) -> list[dict]:
     rows = []
     for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
         name = os.path.basename(path)
-        if name not in ("results.json", "downstream.json"):
+        if not (name == "results.json" or name.startswith("downstream")):
             continue
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
