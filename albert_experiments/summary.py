@@ -64,11 +64,16 @@ def _beats_random_start(gains: dict[str, dict[str, Any]]) -> str:
     return f"{ahead} of {len(averages)} ({spread})"
 
 
+def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """A table report's variant rows, then its random-start row when it has one."""
+    return [*report.get("variants", []),
+            *([report["random_start"]] if report.get("random_start") else [])]
+
+
 def _stuck(report: dict[str, Any] | None) -> str:
     """`k of n`: the report's fine-tunes stuck at the constant answer, random start
     included."""
-    rows = [*report["variants"], *([report["random_start"]] if report.get("random_start")
-                                   else [])] if report else []
+    rows = report_rows(report) if report else []
     runs = [run for row in rows for entry in row.get("downstream", {}).values()
             for run in entry.get("seeds", {}).values()]
     return f"{sum(bool(run.get('stuck')) for run in runs)} of {len(runs)}" if runs else "–"

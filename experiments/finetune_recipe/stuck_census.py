@@ -23,6 +23,7 @@ import sys
 
 from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, stuck_count
 from albert_experiments.report import stuck_markdown
+from albert_experiments.summary import report_rows
 from albert_experiments.verdicts import Claim, Verdict, verdicts_markdown
 from albert_tf.finetuning.stuck import is_stuck
 from albert_tf.text.files import atomic_write_bytes
@@ -44,9 +45,7 @@ def dev_floors(tasks_dir: str) -> dict[str, float]:
 
 def _runs_of_table(report: dict) -> list[tuple[str, str, str, dict]]:
     """(row, task, seed, run) of every fine-tune in a table's results.json."""
-    rows = [*report.get("variants", []), *([report["random_start"]]
-                                            if report.get("random_start") else [])]
-    return [(row["name"], task, seed, run) for row in rows
+    return [(row["name"], task, seed, run) for row in report_rows(report)
             for task, entry in row.get("downstream", {}).items()
             for seed, run in entry.get("seeds", {}).items()]
 
@@ -69,9 +68,7 @@ def recipe_of(report: dict, name: str) -> str:
     """The small-model recipe a report was made with: a table's recipe name, or for a suite
     whether its recipe list ends with Adam's bias correction on."""
     if name == "results.json":
-        rows = [*report.get("variants", []), *([report["random_start"]]
-                                                if report.get("random_start") else [])]
-        names = {entry.get("settings", {}).get("recipe") for row in rows
+        names = {entry.get("settings", {}).get("recipe") for row in report_rows(report)
                  for entry in row.get("downstream", {}).values()}
         return ", ".join(sorted(str(found) for found in names))
     corrections = [item for item in report.get("recipe", [])
@@ -131,9 +128,7 @@ def mark_table(path: str, floors: dict[str, float]) -> None:
     markdown_path = os.path.join(os.path.dirname(path), "results.md")
     with open(markdown_path, encoding="utf-8") as f:
         markdown = f.read()
-    rows = [*report["variants"], *([report["random_start"]] if report.get("random_start")
-                                   else [])]
-    section = stuck_markdown(rows, task_names)
+    section = stuck_markdown(report_rows(report), task_names)
     if section and "## Stuck fine-tunes" not in markdown:
         anchor = markdown.find("## Verdicts")
         anchor = len(markdown) if anchor < 0 else anchor
