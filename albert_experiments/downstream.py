@@ -13,12 +13,14 @@ fine-tunes stuck at the constant answer (`albert_tf.finetuning.stuck`); a task w
 start got stuck on a seed shows no gain but "failed" (`albert_tf.finetuning.comparison`).
 Then the average over the tasks whose comparison did not fail.
 
-Each fine-tuning run keeps its folder (pretrained runs under `RUN_DIR/downstream/<task>/`,
-random starts under `<tasks_dir>/random_starts/<digest of the sizes, tokenizer and
-recipe>/<task>-<digest of its data>/`, shared by every run of the same sizes), so a rerun
-skips finished seeds and resumes an interrupted one; a task that fails is reported with its
-error and the others go on. A changed recipe (`--override`) is a suite of its own: its runs
-and report are named `downstream-<digest of the overrides>`, beside the plain recipe's.
+Each fine-tuning run keeps its folder, named by its task and a digest of the task folder's
+data (pretrained runs under `RUN_DIR/downstream/<task>-<digest>/`, random starts under
+`<tasks_dir>/random_starts/<digest of the sizes, tokenizer and recipe>/<task>-<digest>/`,
+shared by every run of the same sizes), so a rerun skips finished seeds and resumes an
+interrupted one, and a task folder written anew is fine-tuned anew; a task that fails is
+reported with its error and the others go on. A changed recipe (`--override`) is a suite of
+its own: its runs and report are named `downstream-<digest of the overrides>`, beside the
+plain recipe's.
 """
 
 from __future__ import annotations
@@ -70,17 +72,24 @@ def random_start_folder(random_starts: str, model_config: dict[str, Any], spm_mo
         "model": model_config, "tokenizer": file_digest([spm_model]), "recipe": list(recipe)}))
 
 
-def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
-              starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
-              done: dict[str, Any]) -> dict[str, Any]:
-    """One task's seeds from both starts (those in `done` kept), their comparison and the
-    bag-of-words baseline. `folders` holds each start's runs: the random start's per task
-    and task data (a changed task folder is fine-tuned anew)."""
-    data = settings_digest(file_digest([os.path.join(task_folder, file_name)
+def task_data_digest(task_folder: str) -> str:
+    """A digest of the task folder's data (its .tsv files): the fine-tunes of a task folder
+    written anew are kept apart from the earlier folder's."""
+    return settings_digest(file_digest([os.path.join(task_folder, file_name)
                                         for file_name in sorted(os.listdir(task_folder))
                                         if file_name.endswith(".tsv")]))
-    places = {"pretrained": os.path.join(folders["pretrained"], name),
-              "random": os.path.join(folders["random"], f"{name}-{data}")}
+
+
+def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
+              starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
+              stored: dict[str, Any]) -> dict[str, Any]:
+    """One task's seeds from both starts, their comparison and the bag-of-words baseline.
+    Each start's runs are kept under its folder of `folders` per task and digest of the
+    task's data, and `stored` (this task's row of an earlier report) gives the seeds already
+    done when it was made from the same data: a changed task folder is fine-tuned anew."""
+    data = task_data_digest(task_folder)
+    places = {start: os.path.join(folders[start], f"{name}-{data}") for start in STARTS}
+    done = stored.get("seeds", {}) if stored.get("data") == data else {}
     records = {start: fine_tune_seeds(
         task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds, places[start],
         {seed: run for seed, run in done.get(start, {}).items() if int(seed) in seeds},
@@ -89,8 +98,9 @@ def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
     baseline = {"dev": baseline_score(task_folder, task)}
     if test_labels_path(task_folder):
         baseline["test"] = baseline_score(task_folder, task, "test")
-    return {"task": task, "metric": next(iter(records["pretrained"].values()))["metric"],
-            "seeds": records, "baseline": baseline, "comparison": comparison.to_dict()}
+    return {"task": task, "data": data,
+            "metric": next(iter(records["pretrained"].values()))["metric"], "seeds": records,
+            "baseline": baseline, "comparison": comparison.to_dict()}
 
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
@@ -118,7 +128,7 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
             rows[name] = _task_row(name, task, task_folder, shared, starts, folders, seeds,
-                                   stored.get(name, {}).get("seeds", {}))
+                                   stored.get(name, {}))
         except Exception as error:  # one task's failure must not lose the others
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")

@@ -363,19 +363,23 @@ def test_task_folder_reads_back_split_by_source_item(fixtures, tmp_path, name):
         for text, group in zip(example.texts, example.groups):
             group_of[text] = group
 
-    # Nothing lost or invented: every example is in one split (a pair across splits is
-    # dropped, and counted), with its label.
+    # Nothing lost or invented: every example is in exactly one split, with its label.
     everything = [item for split in SPLITS for item in written[split]]
-    assert collections.Counter(everything) <= collections.Counter(
+    assert collections.Counter(everything) == collections.Counter(
         (example.texts, example.label) for example in expected)
-    assert len(everything) + record["split"]["cross_split_pairs_dropped"] == len(expected)
     assert all(written[split] for split in SPLITS)
 
-    # By source item: each group's texts are in one split, the one groups.tsv names.
+    # By source item: an example sits in the latest split of its groups (groups.tsv names
+    # them), so no text of a dev or test group reaches an earlier split.
     assignment = groups_file(folder)
     for split in SPLITS:
         for texts, _ in written[split]:
-            assert {assignment[group_of[text]] for text in texts} == {split}
+            places = {assignment[group_of[text]] for text in texts}
+            assert split in places and all(SPLITS.index(place) <= SPLITS.index(split)
+                                           for place in places)
+    assert record["split"]["pairs_across_splits"] == sum(
+        len({assignment[group_of[text]] for text in texts}) > 1
+        for split in SPLITS for texts, _ in written[split])
 
     # source.json counts what the files hold.
     with open(os.path.join(folder, "source.json"), encoding="utf-8") as file:
@@ -423,12 +427,14 @@ def test_shared_texts_join_their_groups(fixtures, tmp_path):
     assert foods["reading"]["examples"] == 39
 
 
-def test_lee_pairs_keep_only_pairs_inside_one_split(fixtures, tmp_path):
+def test_lee_pairs_go_to_the_later_split_of_their_documents(fixtures, tmp_path):
     record = write_task("lee-pairs", str(tmp_path / "lee"), data_path=fixtures["lee-pairs"])
-    # 8 documents cut 50/25/25: 4, 2 and 2 documents, so 6, 1 and 1 pairs.
-    assert [record["splits"][split]["groups"] for split in SPLITS] == [4, 2, 2]
-    assert [record["splits"][split]["examples"] for split in SPLITS] == [6, 1, 1]
-    assert record["split"]["cross_split_pairs_dropped"] == 28 - 8
+    # 8 documents cut 60/20/20 (a document goes where its middle falls: 0.0625 ... 0.9375):
+    # 5, 1 and 2 documents. Train: the 10 pairs of its 5; dev: its document with each of
+    # the 5 training ones; test: its own pair and each of its 2 with the 6 others (13).
+    assert [record["splits"][split]["groups"] for split in SPLITS] == [5, 1, 2]
+    assert [record["splits"][split]["examples"] for split in SPLITS] == [10, 5, 13]
+    assert record["split"]["pairs_across_splits"] == 5 + 12
     assert record["albert_finetune"]["task"] == "stsb"
 
 

@@ -83,7 +83,7 @@ def _fake_scores(calls):
 
 def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, tmp_path):
     calls, kept = [], []
-    monkeypatch.setattr(seed_loop, "fine_tune_scores", _fake_scores(calls))
+    monkeypatch.setattr(seed_loop, "fine_tune_in_child", _fake_scores(calls))
     task = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2),
                           overrides=("train.train_steps=50",))
     (tmp_path / "source.json").write_text(json.dumps({"albert_finetune": {"task": "classify"}}))

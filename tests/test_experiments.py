@@ -693,7 +693,10 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     # Scored on test (the folder has its labels), each run's own test score read back.
     random_runs = glob.glob(str(tasks / "random_starts" / "*" / "feelings-*"))
     assert len(random_runs) == 1  # shared by every run of these sizes, tokenizer and recipe
-    places = {"pretrained": os.path.join(run, suite, "feelings"), "random": random_runs[0]}
+    data = random_runs[0].rsplit("-", 1)[1]  # the digest of the task folder's files
+    assert row["data"] == data
+    places = {"pretrained": os.path.join(run, suite, f"feelings-{data}"),
+              "random": random_runs[0]}
     test = {start: [json.loads(open(os.path.join(
         places[start], f"seed{seed}", "eval_results.json")).read())["test_metrics"]["test"]
         ["accuracy"] for seed in (1, 2)] for start in ("pretrained", "random")}
@@ -712,3 +715,14 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
         assert report["average"]["split"] == "test" and report["average"]["gain"] == \
             pytest.approx(comparison["gain"])
         assert "| **average** | test |" in shown
+    # The task folder written anew (one more training example): a rerun fine-tunes both
+    # starts anew in folders of the new data's digest, and keeps nothing of the old rows.
+    write_tsv(folder / "train.tsv", ["sentence", "label"], sentiment_rows(201, 1))
+    assert experiment_main(["downstream", run, "--tasks_dir", str(tasks), "--seeds", "1",
+                            *[item for override in overrides
+                              for item in ("--override", override)]]) == 0
+    again = json.loads(open(os.path.join(run, f"{suite}.json")).read())["tasks"]["feelings"]
+    assert again["data"] != data and list(again["seeds"]["pretrained"]) == ["1"]
+    for start, place in (("pretrained", os.path.join(run, suite, "feelings-")),
+                         ("random", random_runs[0].rsplit("-", 1)[0] + "-")):
+        assert os.path.exists(os.path.join(place + again["data"], "seed1", "eval_results.json"))

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from albert_tf.config import ConfigError
 from albert_tf.downstream.examples import TaskDataError
 from albert_tf.downstream.glue import read_labelled_test
 from albert_tf.downstream.glue_tasks import folder_classification_task
@@ -77,7 +78,7 @@ def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
         return {"metric": "accuracy", "value": 0.2 * seed, "test": 0.2 * seed - 0.05,
                 "best_step": 100, "constant": 0.3, "constant_test": 0.3}
 
-    monkeypatch.setattr(seed_loop, "fine_tune_scores", fake)
+    monkeypatch.setattr(seed_loop, "fine_tune_in_child", fake)
     records = seed_loop.fine_tune_seeds("classify", ["a=1"], (1, 2, 3), "runs/x",
                                         done={"2": _record(0.9)}, keep=kept.append)
     assert [call[-2:] for call in calls] == [["train.seed=1", "train.model_dir=runs/x/seed1"],
@@ -87,6 +88,14 @@ def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
     assert records["1"]["stuck"] and not records["3"]["stuck"]  # 0.2 and 0.6 against 0.3
     assert records["3"]["test"] == pytest.approx(0.55) and records["2"] == _record(0.9)
     assert seed_loop.DEFAULT_SEEDS == (1, 2, 3, 4, 5)
+
+
+def test_a_fine_tune_in_a_child_process_raises_its_error_here(tmp_path):
+    """The seed loop's child process (spawned, so this takes a few seconds): a bad override
+    is the same ConfigError, with its message, as in this process."""
+    with pytest.raises(ConfigError, match="no_such_field"):
+        seed_loop.fine_tune_in_child("classify", [f"train.model_dir={tmp_path}",
+                                                  "train.no_such_field=1"])
 
 
 @pytest.fixture()

@@ -9,22 +9,36 @@ share.
                 #  "constant": 0.239, "constant_test": 0.236, "stuck": False}
 
 Each seed's run lives in `<folder>/seed<k>` and its record is handed to `keep` as soon as it
-finishes, so an interrupted loop resumes at its next seed. `value` is the dev score that chose
-the checkpoint, `test` the same checkpoint's score on the labelled test split (None when the
-task has none), `constant` and `constant_test` what one answer for every example scores
-there, and `stuck` whether the dev score is within a point of it
-(`albert_tf.finetuning.stuck`).
+finishes, so an interrupted loop resumes at its next seed. Each fine-tune runs in a process
+of its own (`fine_tune_in_child`): TensorFlow keeps some memory of every model and compiled
+step a process has built, and a suite of forty fine-tunes in one process ran out of memory.
+`value` is the dev score that chose the checkpoint, `test` the same checkpoint's score on
+the labelled test split (None when the task has none), `constant` and `constant_test` what
+one answer for every example scores there, and `stuck` whether the dev score is within a
+point of it (`albert_tf.finetuning.stuck`).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
 from albert_tf.finetuning.starts import fine_tune_scores
 from albert_tf.finetuning.stuck import is_stuck
 
 DEFAULT_SEEDS = (1, 2, 3, 4, 5)
+
+
+def fine_tune_in_child(task: str, overrides: Sequence[str], metric: str | None = None,
+                       label: str | None = None) -> dict[str, Any]:
+    """`fine_tune_scores` in a fresh process that ends with the run, so nothing it built stays
+    in this one; its errors are raised here. The process is spawned, not forked: a fork would
+    copy this process's TensorFlow threads and their locks mid-use."""
+    with ProcessPoolExecutor(max_workers=1,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fine_tune_scores, task, list(overrides), metric, label).result()
 
 
 def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,16 +56,17 @@ def fine_tune_seeds(task: str, overrides: Sequence[str], seeds: Sequence[int], f
     """Fine-tunes `task` with `overrides` once per seed of `seeds` not in `done` (seed ->
     record, as strings), in `<folder>/seed<k>`; calls `keep` with all records so far after
     each seed and returns them (`seed_record`). `metric` and `label` go to
-    `fine_tune_scores`."""
+    `fine_tune_scores`, which runs in a child process per seed (`fine_tune_in_child`)."""
     records = dict(done or {})
     for number, seed in enumerate(seeds, 1):
         if str(seed) in records:
             continue
         print(f"fine-tuning {label or task} in {folder}: seed {seed} ({number} of "
               f"{len(seeds)})", flush=True)
-        scores = fine_tune_scores(task, [*overrides, f"train.seed={seed}",
-                                         f"train.model_dir={os.path.join(folder, f'seed{seed}')}"],
-                                  metric=metric, label=label)
+        scores = fine_tune_in_child(
+            task, [*overrides, f"train.seed={seed}",
+                   f"train.model_dir={os.path.join(folder, f'seed{seed}')}"],
+            metric=metric, label=label)
         records[str(seed)] = seed_record(scores)
         if keep is not None:
             keep(dict(records))

@@ -17,8 +17,9 @@ a movie, a product, a document). Nothing is installed here: a missing package ra
 `DataPrepError` with the command that installs it.
 
 The split is by source item, never by sentence: items are shuffled with the seed and cut at
-80/10/10% of the examples (50/25/25% of the documents for pairs, where a pair is kept only
-when both its documents fall in the same split), per label when every item has one label.
+80/10/10% of the examples (60/20/20% of the documents for pairs, where a pair goes to the
+later split of its two documents: training sees no dev or test document, dev no test
+document), per label when every item has one label.
 Items that share a text (a review posted under two products, a movie under two titles) are
 merged first, and repeated examples are dropped, so no text is in two splits.
 

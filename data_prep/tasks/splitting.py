@@ -121,18 +121,21 @@ def assign_groups(examples: Sequence[Example], fractions: Sequence[float], seed:
 def split_examples(examples: Sequence[Example], fractions: Sequence[float], seed: int,
                    stratify: bool) -> tuple[dict[str, list[Example]], dict[str, str], dict]:
     """The examples of each split (in a seeded random order), the group assignment and
-    facts of the split (stratified, pairs dropped for crossing splits)."""
+    facts of the split (stratified, pairs placed across splits).
+
+    A pair whose two groups fall in different splits goes to the later of the two (train,
+    then dev, then test): training sees no text of a dev or test group, dev none of a test
+    group, and every pair is used. (Keeping only pairs inside one split threw away 781 of
+    lee-pairs' 1,225 and left 66 pairs of 12 documents to choose checkpoints on.)"""
     assignment, stratified = assign_groups(examples, fractions, seed, stratify)
     splits = {split: [] for split in SPLITS}
     crossing = 0
     for example in examples:
         places = {assignment[group] for group in example.groups}
-        if len(places) == 1:
-            splits[places.pop()].append(example)
-        else:
-            crossing += 1
+        splits[max(places, key=SPLITS.index)].append(example)
+        crossing += len(places) > 1
     rng = random.Random(seed + 1)
     for split in SPLITS:
         rng.shuffle(splits[split])
     return splits, assignment, {"stratified_by_label": stratified,
-                                "cross_split_pairs_dropped": crossing}
+                                "pairs_across_splits": crossing}

@@ -24,8 +24,9 @@ def _split_rule(source: TaskSource) -> str:
     shares = "/".join(f"{round(share * 100)}" for share in source.fractions)
     if source.layout == "stsb":
         return (f"by {source.unit}: {source.unit}s shuffled with the seed and cut at "
-                f"{shares}% of the {source.unit}s; a pair is kept only when both its "
-                f"{source.unit}s are in the same split")
+                f"{shares}% of the {source.unit}s; a pair goes to the later split of its "
+                f"two {source.unit}s (train, dev, test), so training sees no dev or test "
+                f"{source.unit} and dev no test {source.unit}")
     return (f"by {source.unit}: {source.unit}s shuffled with the seed (per label when each "
             f"has one) and cut at {shares}% of the examples; {source.unit}s sharing a text "
             f"merged, repeated examples dropped")

@@ -1,0 +1,231 @@
+"""The recipe study's shape grid: ALBERT of hidden size 64, 128 and 256 at 2, 4 and 12
+all-shared layers, each pretrained on the whole Debian prose corpus for the same FLOPs as the
+reference run (`configs/pretrain/tiny_cpu.yaml` at H 64 x 4 layers: 2,400 steps of 64
+sequences of 128 tokens, 13 minutes on 2 cores), then fine-tuned on the downstream suite's
+four tasks from itself and from a random start of its sizes (`albert-experiment downstream`:
+five seeds, test scores chosen on dev, stuck fine-tunes named).
+
+    python experiments/recipe_study/shape_grid.py h64_l2 h128_l2 --commit
+    python experiments/recipe_study/shape_grid.py --list      # shapes, steps and FLOPs
+
+Two questions share it: does the small-model fine-tuning recipe learn at every size (no
+fine-tune stuck at the constant answer unless both starts are), and which shape buys the
+most downstream for a fixed pretraining budget. A shape's sizes: E = H / 2, heads of 16,
+feed-forward 4H; everything else (data, vocabulary, objective, learning rate) as the
+reference run, with its step count scaled to the same pretraining FLOPs
+(`albert_tf.flops.pretraining_step_flops`) and warm-up at a sixth of the steps, as there.
+
+Every step resumes: a finished pretraining (its `eval_results.json` at the last step) is
+not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
+skips finished seeds. Each finished shape's figures go to `--results`/<shape>/
+(`downstream.json` with `pretrain_hours`, from the run's TensorBoard logs, and the
+machine; `downstream.md`; `pretraining.json`), the grid's table to `--results`/grid.md,
+and with `--commit` into git at once, so a session that ends loses at most the shape it
+was on. Paths are relative to the working folder (the repository's root); the commands
+run are the ones beside this Python (its virtual environment's `bin`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+BIN = os.path.dirname(sys.executable)
+REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
+SHAPES = {f"h{hidden}_l{layers}": (hidden, layers)
+          for hidden in (64, 128, 256) for layers in (2, 4, 12)}
+CORPUS = "runs/prose_full"  # experiments/results/downstream/prose_full_8k/commands.sh
+PRETRAIN_OVERRIDES = (
+    "model.vocab_size=8000", f"data.train_files=[{CORPUS}/shards/train/*.tfrecord]",
+    f"data.eval_files=[{CORPUS}/shards/heldout/*.tfrecord]", "data.max_seq_length=128",
+    "data.max_predictions_per_seq=20", "model.max_position_embeddings=128",
+    'downstream_check.task_dir=""')
+STEP_UNIT = 120  # steps are a multiple of it: six epochs of whole 20-step executions
+
+
+def shape_overrides(hidden: int, layers: int) -> list[str]:
+    return [f"model.hidden_size={hidden}", f"model.num_layers={layers}",
+            f"model.embedding_size={hidden // 2}", f"model.num_attention_heads={hidden // 16}",
+            f"model.intermediate_size={4 * hidden}"]
+
+
+def step_flops(hidden: int, layers: int) -> int:
+    from albert_tf.flops import pretraining_step_flops
+    from albert_tf.training.config import load_pretrain_config
+    config = load_pretrain_config("configs/pretrain/tiny_cpu.yaml",
+                                  [*PRETRAIN_OVERRIDES, *shape_overrides(hidden, layers)])
+    return pretraining_step_flops(config.model, config.train.global_batch_size,
+                                  config.data.max_seq_length,
+                                  config.data.max_predictions_per_seq)
+
+
+def budget_steps(hidden: int, layers: int) -> int:
+    """The reference run's FLOPs in whole `STEP_UNIT`s of this shape's steps (one at least)."""
+    budget = REFERENCE["steps"] * step_flops(REFERENCE["hidden"], REFERENCE["layers"])
+    return STEP_UNIT * max(1, round(budget / step_flops(hidden, layers) / STEP_UNIT))
+
+
+def pretrain_command(shape: str, run_dir: str) -> list[str]:
+    hidden, layers = SHAPES[shape]
+    steps = budget_steps(hidden, layers)
+    return [os.path.join(BIN, "albert-pretrain"), "--config", "configs/pretrain/tiny_cpu.yaml",
+            *[item for override in [
+                *PRETRAIN_OVERRIDES, *shape_overrides(hidden, layers),
+                f"train.model_dir={run_dir}", f"train.train_steps={steps}",
+                f"train.steps_per_epoch={steps // 6}", f"train.backup_every_steps={steps // 6}",
+                f"optimizer.warmup_steps={steps // 6}"]
+              for item in ("--override", override)]]
+
+
+def machine() -> dict:
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"host": platform.node(), "cpu": model, "cores": os.cpu_count()}
+
+
+def _json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _write_json(path: str, value: dict) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def training_seconds(run_dir: str) -> float:
+    """The run's training time from its TensorBoard training logs: the span from first to
+    last event of each event file (a process writes several, a resumed run has a set per
+    process), their union measured, so overlaps count once and the time between a stop and
+    its resumption not at all. Starting Python and TensorFlow is not in it."""
+    import glob
+
+    import tensorflow as tf
+    spans = []
+    for path in glob.glob(os.path.join(run_dir, "tensorboard", "train", "events.out.*")):
+        times = [event.wall_time for event in tf.compat.v1.train.summary_iterator(path)]
+        if times:
+            spans.append((min(times), max(times)))
+    total, reached = 0.0, float("-inf")
+    for begin, end in sorted(spans):
+        total += max(0.0, end - max(begin, reached))
+        reached = max(reached, end)
+    return total
+
+
+def pretrain(shape: str, run_dir: str) -> dict:
+    """Pretrains `shape` in `run_dir` unless finished; returns what `pretraining.json` keeps."""
+    hidden, layers = SHAPES[shape]
+    steps = budget_steps(hidden, layers)
+    results = os.path.join(run_dir, "eval_results.json")
+    if not (os.path.exists(results) and _json(results).get("step") == steps):
+        subprocess.run(pretrain_command(shape, run_dir), check=True)
+    return {"shape": shape, "hidden_size": hidden, "num_layers": layers,
+            "train_steps": steps, "step_flops": step_flops(hidden, layers),
+            "seconds": round(training_seconds(run_dir), 1), "machine": machine(),
+            "heldout": _json(results)}
+
+
+def grid_markdown(results_dir: str) -> str:
+    rows = []
+    for shape in SHAPES:
+        folder = os.path.join(results_dir, shape)
+        if not os.path.exists(os.path.join(folder, "downstream.json")):
+            continue
+        pretraining, report = (_json(os.path.join(folder, name))
+                               for name in ("pretraining.json", "downstream.json"))
+        cells = []
+        for name, row in sorted(report["tasks"].items()):
+            if "comparison" not in row:
+                cells.append(f"{name}: error")
+                continue
+            comparison = row["comparison"]
+            gain = ("failed" if comparison["verdict"] == "failed" else
+                    f"{100 * comparison['gain']:+.1f} [{100 * comparison['low']:+.1f}, "
+                    f"{100 * comparison['high']:+.1f}]")
+            cells.append(f"{gain} ({comparison['stuck_pretrained']}/"
+                         f"{comparison['stuck_random']})")
+        average = report.get("average")
+        rows.append(
+            f"| {shape} | {pretraining['train_steps']} | {pretraining['seconds'] / 60:.0f} | "
+            f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
+            f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
+            + " | " + (f"{100 * average['gain']:+.1f} [{100 * average['low']:+.1f}, "
+                       f"{100 * average['high']:+.1f}]" if average else "none") + " |")
+    tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
+    return ("# Shape grid: the same pretraining FLOPs at each shape\n\n"
+            "Gain = pretrained - random start on test, paired by seed, 95% interval; "
+            "(k/m) = stuck fine-tunes of the pretrained / random start out of 5.\n\n"
+            f"| shape | steps | pretrain min | held-out MLM | SOP | {tasks} | average |\n"
+            "|---|---:|---:|---:|---:|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+
+
+def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool) -> None:
+    folder = os.path.join(results_dir, shape)
+    os.makedirs(folder, exist_ok=True)
+    report = _json(os.path.join(run_dir, "downstream.json"))
+    report["pretrain_hours"] = round(record["seconds"] / 3600, 3)
+    report["machine"] = record["machine"]
+    _write_json(os.path.join(folder, "downstream.json"), report)
+    shutil.copyfile(os.path.join(run_dir, "downstream.md"), os.path.join(folder, "downstream.md"))
+    _write_json(os.path.join(folder, "pretraining.json"), record)
+    with open(os.path.join(results_dir, "grid.md"), "w", encoding="utf-8") as f:
+        f.write(grid_markdown(results_dir))
+    if commit:
+        message = f"Shape grid: {shape} pretrained and fine-tuned (recipe study)"
+        paths = [folder, os.path.join(results_dir, "grid.md")]
+        for _ in range(3):  # another git command may hold the index for a moment
+            if (subprocess.run(["git", "add", *paths]).returncode == 0 and
+                    subprocess.run(["git", "commit", "-m", message, "--", *paths]).returncode == 0):
+                break
+            time.sleep(10)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shapes", nargs="*", metavar="SHAPE",
+                        help=f"any of {', '.join(SHAPES)}")
+    parser.add_argument("--list", action="store_true", help="print the shapes' budgets")
+    parser.add_argument("--work", default="runs/shape_grid", help="the runs' folder")
+    parser.add_argument("--tasks_dir", default="runs/tasks")
+    parser.add_argument("--results", default="experiments/results/recipe_study/shape_grid")
+    parser.add_argument("--reuse", action="append", default=[], metavar="SHAPE=RUN",
+                        help="a finished run of that shape and budget (the reference run)")
+    parser.add_argument("--commit", action="store_true", help="commit each finished shape")
+    args = parser.parse_args(argv)
+    if args.list:
+        reference = step_flops(REFERENCE["hidden"], REFERENCE["layers"])
+        for shape, (hidden, layers) in SHAPES.items():
+            flops = step_flops(hidden, layers)
+            print(f"{shape}: {budget_steps(hidden, layers)} steps of {flops / 1e9:.1f} GFLOP "
+                  f"({flops / reference:.1f}x the reference's)")
+        return 0
+    unknown = [shape for shape in args.shapes if shape not in SHAPES]
+    if unknown:
+        parser.error(f"unknown shapes {unknown}: the shapes are {', '.join(SHAPES)}")
+    reused = dict(item.split("=", 1) for item in args.reuse)
+    for shape in args.shapes:
+        run_dir = reused.get(shape, os.path.join(args.work, shape, "run"))
+        record = pretrain(shape, run_dir)
+        subprocess.run([os.path.join(BIN, "albert-experiment"), "downstream", run_dir,
+                        "--tasks_dir", args.tasks_dir], check=True)
+        finish(shape, run_dir, args.results, record, args.commit)
+        print(f"shape grid: {shape} done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
