@@ -27,8 +27,9 @@ import shlex
 import sys
 from typing import Sequence
 
+from albert_tf.cli.command import fail, run_command
 from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -127,7 +128,7 @@ def _reuse_dirs(args, default_pattern: str) -> tuple[str, ...]:
 def _print_parameters(spec) -> None:
     from albert_experiments.report import millions, paper_scale_parameters
     from albert_experiments.runner import variant_config
-    from albert_tf.parameters import count_parameters
+    from albert_tf.models.parameters import count_parameters
 
     print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "
           f"{spec.scale} scale (built model, pooler included, heads excluded)")
@@ -142,63 +143,52 @@ def _print_parameters(spec) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args, argv)
+    return run_command("albert-experiment", _parser(), lambda args: _run(args, argv), argv,
+                       _user_errors)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.data.validation import DataError
+    from albert_tf.text.options import DataPrepError
+
+    return (DataPrepError, DataError, CheckpointError, OSError)
 
 
 def _run(args, argv: list[str]) -> int:
     from albert_experiments.spec import load_experiment
-    from albert_tf.checkpoints.reading import CheckpointError
-    from albert_tf.data.validation import DataError
-    from albert_tf.text.options import DataPrepError
 
     if args.command == "downstream":
         return _downstream(args)
     if args.command == "summary":
         from albert_experiments.summary import write_summary
-        try:
-            print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
-        except ConfigError as error:
-            print(f"albert-experiment summary: error: {error}", file=sys.stderr)
-            return 2
+        print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
         return 0
-    try:
-        spec = load_experiment(args.experiment, args.scale, args.override)
-        if args.command == "params":
-            _print_parameters(spec)
-            return 0
-        folders = _folders(args, spec)
-        if args.command == "report":
-            from albert_experiments.report import write_report
-            write_report(spec, folders, command="")
-            return 0
-        from albert_experiments.runner import run_experiment
-        command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
-        report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
-    except (ConfigError, DataPrepError, DataError, CheckpointError) as error:
-        print(f"albert-experiment: error: {error}", file=sys.stderr)
-        return 2
+    spec = load_experiment(args.experiment, args.scale, args.override)
+    if args.command == "params":
+        _print_parameters(spec)
+        return 0
+    folders = _folders(args, spec)
+    if args.command == "report":
+        from albert_experiments.report import write_report
+        write_report(spec, folders, command="")
+        return 0
+    from albert_experiments.runner import run_experiment
+    command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
+    report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
     if report["not_run"]:
         print(f"albert-experiment: not run yet: {', '.join(report['not_run'])}")
     return 0
 
 
 def _downstream(args) -> int:
-    from albert_experiments.downstream import run_downstream
-    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.comparison.suite import downstream_markdown, run_downstream
 
     if not os.path.isdir(args.tasks_dir):
-        print(f"albert-experiment downstream: error: --tasks_dir {args.tasks_dir}: no such "
-              f"folder (write tasks with `albert-data task --source NAME`)", file=sys.stderr)
-        return 2
-    try:
-        report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
-                                args.random_starts)
-    except (ConfigError, CheckpointError, OSError) as error:
-        print(f"albert-experiment downstream: error: {error}", file=sys.stderr)
-        return 2
-    from albert_experiments.downstream import downstream_markdown
+        return fail("albert-experiment downstream", f"--tasks_dir {args.tasks_dir}: no such "
+                    f"folder (write tasks with `albert-data task --source NAME`)")
+    report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
+                            args.random_starts)
     print(downstream_markdown(report))
     return 0
 

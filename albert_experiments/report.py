@@ -3,7 +3,7 @@ beside its figures) and the plots, made from the finished variants' `result.json
 
 Parameter counts come from built models: the trained model of each variant at the run's
 scale, and the variant's model at the paper's sizes built without allocating its weights
-(`albert_tf.parameters.count_parameters`), so the paper's count can be checked in the same
+(`albert_tf.models.parameters.count_parameters`), so the paper's count can be checked in the same
 row.
 """
 
@@ -25,10 +25,10 @@ from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, p
 from albert_experiments.pretraining_gain import pretraining_gains, pretraining_gains_markdown
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
 from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
-from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
-from albert_tf.parameters import count_parameters
+from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
+from albert_tf.config.pretraining import model_config_from_mapping
+from albert_tf.models.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.training.config import model_config_from_mapping
 
 RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
 RANDOM_START = "random_start"  # the folder of the downstream reference row in the work dir

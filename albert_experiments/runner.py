@@ -37,16 +37,17 @@ from albert_experiments.spec import (
     VariantSpec,
     deep_merge,
 )
-from albert_experiments.variant_downstream import fine_tune_variant, settings_digest
+from albert_experiments.variant_downstream import fine_tune_variant
 from albert_tf.checkpoints.model_folder import load_pretrainer
-from albert_tf.config_schema import setting_differences
+from albert_tf.comparison.starts import start_overrides
+from albert_tf.comparison.suite import settings_digest
+from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
+from albert_tf.config.run_folder import checkpoint_step, run_folders
+from albert_tf.config.schema import setting_differences
 from albert_tf.data.validation import read_shard_manifest
-from albert_tf.finetuning.starts import start_overrides
-from albert_tf.parameters import parameter_counts
-from albert_tf.run_folder import checkpoint_step, run_folders
+from albert_tf.models.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import SentencePieceTokenizer
-from albert_tf.training.config import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.training.evaluation import evaluate_files, example_outcomes, table6_row
 from albert_tf.training.trainer import run_pretraining
 

@@ -45,15 +45,15 @@ from typing import Any, Mapping, Sequence
 
 from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE
 from albert_experiments.verdicts import Claim, parse_claims
+from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
 from albert_tf.config import ConfigError
-from albert_tf.config_schema import (
+from albert_tf.config.schema import (
     apply_overrides,
     dataclass_from_mapping,
     load_yaml_mapping,
     require,
     require_one_of,
 )
-from albert_tf.finetuning.recipes import SMALL_MODEL_RECIPES
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
 from data_prep.tasks.registry import TASK_NAMES
@@ -156,7 +156,7 @@ class DownstreamSpec:
     The data is a task folder (`data_dir`) or an `albert-data task` source (`source`: written
     once under `<data_dir of the run>/tasks/<source>`). `task` is the `albert-finetune` task
     (default: the one the folder's `source.json` names). `recipe` is `task` (the task's own
-    recipe file) or a small-model recipe (`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPES`,
+    recipe file) or a small-model recipe (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`,
     at the pretraining's sequence length: `small_model_v2` is the downstream suite's recipe,
     `small_model` the one before Adam's bias correction); `overrides` change it.
     Each of `seeds` is one fine-tuning run; the table shows dev `metric` (default: the

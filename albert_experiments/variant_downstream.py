@@ -14,29 +14,22 @@ Each seed is kept as it finishes, so an interrupted variant resumes at its next 
 fine-tuning runs live in `<variant run>/<folder>/seed<k>`; the folder's name carries a digest
 of the task's settings (source, recipe name, overrides, metric), so changed settings fine-tune
 anew instead of finding old runs. The digest holds the recipe's name, not its values: a
-changed small-model recipe gets a new name (`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPES`).
+changed small-model recipe gets a new name (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`).
 Entries made before test scores and stuck flags were kept lack them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from albert_experiments.spec import DownstreamSpec
-from albert_tf.finetuning.recipes import SMALL_MODEL_RECIPES
-from albert_tf.finetuning.seed_loop import fine_tune_seeds
-from albert_tf.finetuning.starts import folder_task
-
-
-def settings_digest(settings: Mapping[str, Any] | Sequence[str]) -> str:
-    """Eight hex digits naming settings, a mapping or a list of overrides (a folder per
-    settings)."""
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
+from albert_tf.comparison.seed_loop import fine_tune_seeds
+from albert_tf.comparison.starts import folder_task
+from albert_tf.comparison.suite import settings_digest
 
 
 def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
@@ -44,12 +37,12 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
                       keep: Callable[[dict[str, Any]], None],
                       start: Sequence[str] | None = None) -> dict[str, Any]:
     """Fine-tunes the pretraining run `run_dir` on `task` (its data in `task_folder`) once per
-    seed not yet in `entry` (the task's stored scores; `albert_tf.finetuning.seed_loop`),
+    seed not yet in `entry` (the task's stored scores; `albert_tf.comparison.seed_loop`),
     calling `keep` with the updated entry after each seed; returns the entry. An entry made
     with other settings is started anew.
 
     `start` replaces the start (default: `model.init_checkpoint=<run_dir>`), e.g. a random
-    start's `model.config=...` (`albert_tf.finetuning.starts.start_overrides`); the runs
+    start's `model.config=...` (`albert_tf.comparison.starts.start_overrides`); the runs
     then still live under `run_dir`."""
     settings = task.settings()
     if not entry or entry.get("settings") != settings:

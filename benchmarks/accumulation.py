@@ -34,10 +34,10 @@ def measure(args) -> dict:
     import tensorflow as tf
     import tf_keras
 
+    from albert_tf.config.presets import load_preset
     from albert_tf.flops import pretraining_step_flops
+    from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
     from albert_tf.models.pretrainer import AlbertPretrainer
-    from albert_tf.optimization import OptimizerConfig, create_optimizer
-    from albert_tf.presets import load_preset
     from train_step import DECAY_STEPS, ExecutionTimer, random_pretraining_batch
 
     config = load_preset(args.model)

@@ -33,7 +33,7 @@ from albert_tf.checkpoints.original import (  # noqa: E402
     write_name_based_checkpoint,
 )
 from albert_tf.checkpoints.original_config import to_original_config  # noqa: E402
-from albert_tf.presets import load_preset  # noqa: E402
+from albert_tf.config.presets import load_preset  # noqa: E402
 
 sys.path.append(_HERE)
 from common import machine, write_result  # noqa: E402

@@ -23,9 +23,9 @@ import psutil  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
+from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
-from albert_tf.presets import load_preset  # noqa: E402
 from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
 
 

@@ -34,7 +34,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from albert_tf.presets import load_preset  # noqa: E402
+from albert_tf.config.presets import load_preset  # noqa: E402
 from common import machine, write_result  # noqa: E402
 from summary import profile_table  # noqa: E402
 from trace_analysis import breakdown, read_space, self_times  # noqa: E402

@@ -39,9 +39,9 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_tf.checkpoints.original import build_model  # noqa: E402
+from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.export import ExportOptions, export_saved_model, load_saved_model  # noqa: E402
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
-from albert_tf.presets import load_preset  # noqa: E402
 from albert_tf.text.normalize import normalize_text  # noqa: E402
 from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402

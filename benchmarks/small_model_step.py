@@ -104,7 +104,7 @@ def shape_rates(repeats: int = 50) -> dict[str, float]:
 
 def mini_config():
     """The mini scale's model (experiments/scales/mini.yaml, pretrain.model)."""
-    from albert_tf.presets import load_preset
+    from albert_tf.config.presets import load_preset
     return load_preset("tiny", [
         "vocab_size=1000", "embedding_size=32", "hidden_size=64", "num_attention_heads=4",
         "intermediate_size=256", "num_layers=4", "hidden_dropout=0.0",
@@ -116,10 +116,10 @@ def measure(variant: str, args) -> dict:
     import tensorflow as tf
     import tf_keras
 
+    from albert_tf.config.precision import precision_policy
     from albert_tf.flops import pretraining_step_flops
+    from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
     from albert_tf.models.pretrainer import AlbertPretrainer
-    from albert_tf.optimization import OptimizerConfig, create_optimizer
-    from albert_tf.precision import precision_policy
     from common import measure_matmul_peak
     from train_step import ExecutionTimer, random_pretraining_batch
 

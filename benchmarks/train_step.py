@@ -5,7 +5,7 @@
 
 For each preset it trains, with `model.fit` on one repeated in-memory batch (random ids, 20
 masked positions of weight 1, random SOP labels), two models under the same optimizer (our
-LAMB from `albert_tf.optimization`) and the same losses (`albert_tf.models.pretrainer`):
+LAMB from `albert_tf.loop.optimization`) and the same losses (`albert_tf.models.pretrainer`):
 - `albert_tf`: our `AlbertPretrainer` (sentence objective sop) and its own `train_step`;
 - `model_garden`: Model Garden's `AlbertEncoder` (built as in `encoder_step.py`) inside its
   `BertPretrainerV2` with the heads its masked_lm task uses (`MaskedLM` tied to the word
@@ -43,13 +43,13 @@ import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
 from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
-from albert_tf.distribute import STRATEGIES, DistributionConfig, create_strategy  # noqa: E402
+from albert_tf.config.precision import precision_policy  # noqa: E402
+from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
+from albert_tf.loop.distribute import STRATEGIES, DistributionConfig, create_strategy  # noqa: E402
+from albert_tf.loop.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs  # noqa: E402
 from albert_tf.models.pretrainer import AlbertPretrainer, masked_lm_loss, sentence_loss  # noqa: E402
-from albert_tf.optimization import OptimizerConfig, create_optimizer  # noqa: E402
-from albert_tf.precision import precision_policy  # noqa: E402
-from albert_tf.presets import load_preset  # noqa: E402
 from common import device_info, device_peak_memory_gib, machine, measure_matmul_peak, write_result  # noqa: E402
 from summary import table3_table, train_step_table  # noqa: E402
 
@@ -341,7 +341,7 @@ def run(args) -> dict:
             "tf_keras": tf_keras.__version__,
             "tf_models_official": importlib.metadata.version("tf-models-official"),
             "strategy": args.strategy,
-            "optimizer": "albert_tf.optimization.Lamb (OptimizerConfig defaults)",
+            "optimizer": "albert_tf.loop.optimization.Lamb (OptimizerConfig defaults)",
             "matmul_peak_gflops": peak["float32"] / 1e9 if "float32" in peak else None,
             "matmul_peak_gflops_by_dtype": {d: v / 1e9 for d, v in peak.items()},
             "matmul_peak_gflops_before_after": {d: [peaks_before[d] / 1e9, peaks_after[d] / 1e9]

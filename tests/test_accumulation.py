@@ -7,8 +7,8 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import ConfigError
+from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.optimization import OptimizerConfig, create_optimizer
 from helpers import pretraining_batch, randomize_weights
 
 MICRO, STEPS = 8, 3
@@ -135,8 +135,8 @@ def test_mixed_float16_accumulates_unscaled_gradients(tiny_config, start):
 
 
 def test_batches_that_do_not_split_are_refused(tmp_path):
-    from albert_tf.training.config import pretrain_config_from_mapping
-    from albert_tf.training.trainer import check_global_batch
+    from albert_tf.config.pretraining import pretrain_config_from_mapping
+    from albert_tf.loop.distribute import check_global_batch
 
     with pytest.raises(ConfigError, match="gradient_accumulation_steps' must be positive"):
         pretrain_config_from_mapping({"train": {"gradient_accumulation_steps": 0}}, "test")

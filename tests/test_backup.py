@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.training.backup import StepBackup, backup_step
+from albert_tf.loop.backup import StepBackup, backup_step
 
 STEPS_PER_EPOCH, EPOCHS = 4, 3
 

@@ -288,7 +288,7 @@ def test_both_trainers_take_a_mixed_precision_step(bench, implementation, seeds_
     """The path a bf16 device takes: each benchmarked trainer builds and trains under the
     mixed_bfloat16 policy (emulated, so slowly, on a CPU) with float32 losses."""
     train_step = bench["train_step"]
-    from albert_tf.presets import load_preset
+    from albert_tf.config.presets import load_preset
 
     config = load_preset("tiny")
     batch = train_step.random_pretraining_batch(config, batch_size=2, seq_length=16,

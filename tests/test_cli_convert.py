@@ -119,15 +119,15 @@ def test_errors_name_the_problem_and_leave_nothing_behind(released, tmp_path, ca
     occupied.mkdir()
     (occupied / "keep.txt").write_text("user data")
     assert main(["--from", "original", "--input", str(folder), "--to", "ours",
-                 "--output", str(occupied)]) == 1
+                 "--output", str(occupied)]) == 2
     assert "exists and is not an empty folder" in capsys.readouterr().err
     assert os.listdir(occupied) == ["keep.txt"]
 
     assert main(["--from", "original", "--input", str(tmp_path / "nowhere"), "--to", "ours",
-                 "--output", str(tmp_path / "out")]) == 1
+                 "--output", str(tmp_path / "out")]) == 2
     assert "no such checkpoint" in capsys.readouterr().err
     assert main(["--from", "model_garden", "--input", str(folder), "--to", "ours",
-                 "--output", str(tmp_path / "out")]) == 1
+                 "--output", str(tmp_path / "out")]) == 2
     assert "holds no config" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert [name for name in os.listdir(tmp_path) if ".tmp-" in name] == []

@@ -6,8 +6,8 @@ import pytest
 
 from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.config_schema import apply_overrides, setting_differences
-from albert_tf.presets import load_preset, preset_names
+from albert_tf.config.presets import load_preset, preset_names
+from albert_tf.config.schema import apply_overrides, setting_differences
 
 
 @pytest.mark.parametrize("changes, field", [

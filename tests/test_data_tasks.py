@@ -16,8 +16,9 @@ import zlib
 
 import pytest
 
+from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
 from albert_tf.downstream.glue import GLUE_TASKS, read_glue
-from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, folder_classification_task
+from albert_tf.downstream.glue_tasks import folder_classification_task
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
 from data_prep.rdata import (

@@ -4,9 +4,14 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import ConfigError
-from albert_tf.distribute import DistributionConfig, create_strategy, is_chief, xla_supported
-from albert_tf.training.config import pretrain_config_from_mapping
-from albert_tf.training.trainer import resolve_jit_compile
+from albert_tf.config.pretraining import pretrain_config_from_mapping
+from albert_tf.loop.distribute import (
+    DistributionConfig,
+    create_strategy,
+    is_chief,
+    resolve_jit_compile,
+    xla_supported,
+)
 
 
 def test_default_strategy_is_one_replica_and_can_use_xla():

@@ -10,7 +10,6 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
-from albert_experiments.downstream import suite_average
 from albert_experiments.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
@@ -20,9 +19,10 @@ from albert_experiments.downstream_average import (
 from albert_experiments.intervals import paired_difference, proportions_difference
 from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
 from albert_experiments.verdicts import Claim, judge, parse_claims, verdicts_markdown
+from albert_tf.comparison import seed_loop
+from albert_tf.comparison.gain import compare_starts
+from albert_tf.comparison.suite import suite_average
 from albert_tf.config import ConfigError
-from albert_tf.finetuning import seed_loop
-from albert_tf.finetuning.comparison import compare_starts
 
 
 def test_paired_difference_is_students_t_interval_by_hand():

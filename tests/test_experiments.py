@@ -24,7 +24,7 @@ from albert_experiments.spec import (
     load_experiment,
     resolve_scale,
 )
-from albert_tf.parameters import count_parameters
+from albert_tf.models.parameters import count_parameters
 from data_helpers import ordered_documents, sentiment_rows, write_tsv
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
@@ -660,8 +660,8 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
 @pytest.mark.slow
 def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
                                                                           capsys):
-    from albert_experiments.downstream import suite_name
     from albert_experiments.intervals import paired_difference
+    from albert_tf.comparison.suite import suite_name
     assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
                             "sop"]) == 0
     tasks = tmp_path / "tasks"

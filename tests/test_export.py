@@ -23,8 +23,8 @@ from albert_tf.checkpoints.model_folder import save_model_folder
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
 from albert_tf.config import AlbertConfig
+from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
-from albert_tf.precision import precision_policy
 from albert_tf.tokenization import AlbertTokenizer
 from helpers import randomize_weights
 
@@ -321,20 +321,20 @@ def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine")
-    assert export_main(["--checkpoint", str(model_folder), "--output", str(occupied)]) == 1
+    assert export_main(["--checkpoint", str(model_folder), "--output", str(occupied)]) == 2
     assert "exists and is not an empty folder" in capsys.readouterr().err
     assert os.listdir(occupied) == ["keep.txt"]
 
     other = tmp_path / "other.model"
     other.write_bytes(b"not a sentencepiece model")
     assert export_main(["--checkpoint", str(model_folder), "--spm_model", str(other),
-                        "--output", str(tmp_path / "x")]) == 1
+                        "--output", str(tmp_path / "x")]) == 2
     assert "not a SentencePiece model" in capsys.readouterr().err
     assert export_main(["--checkpoint", str(model_folder), "--max_seq_length", "65",
-                        "--output", str(tmp_path / "x")]) == 1
+                        "--output", str(tmp_path / "x")]) == 2
     assert "exceeds the model's max_position_embeddings 64" in capsys.readouterr().err
     assert export_main(["--checkpoint", str(model_folder), "--top_k", "0",
-                        "--output", str(tmp_path / "x")]) == 1
+                        "--output", str(tmp_path / "x")]) == 2
     assert "top_k must be between 1 and" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["occupied", "other.model"]
 

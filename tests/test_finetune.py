@@ -20,14 +20,14 @@ import yaml
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.cli.pretrain import main as pretrain_main
+from albert_tf.comparison.check import DownstreamCheck
+from albert_tf.comparison.gain import compare_starts, paired_difference
+from albert_tf.config.finetuning import load_finetune_config
+from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.export import load_saved_model
-from albert_tf.finetuning.comparison import compare_starts, paired_difference
-from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import load_finetuned
 from albert_tf.tokenization import AlbertTokenizer
-from albert_tf.training.config import pretrain_config_from_mapping
-from albert_tf.training.downstream_check import DownstreamCheck
 from albert_tf.training.trainer import run_pretraining
 from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
 from data_prep.cli import main as data_main

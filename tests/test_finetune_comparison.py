@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
+from albert_tf.comparison import seed_loop
+from albert_tf.comparison.gain import compare_starts, paired_difference, scored_split
 from albert_tf.config import ConfigError
+from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.downstream.examples import TaskDataError
 from albert_tf.downstream.glue import read_labelled_test
 from albert_tf.downstream.glue_tasks import folder_classification_task
-from albert_tf.finetuning import seed_loop
-from albert_tf.finetuning.comparison import compare_starts, paired_difference, scored_split
-from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.stuck import is_stuck, stuck_note
 from albert_tf.finetuning.tasks import get_task
 from data_helpers import write_tsv

@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.cli.finetune import main as finetune_main
+from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.downstream.examples import MultipleChoiceExample, TextExample
 from albert_tf.finetuning import feature_cache
-from albert_tf.finetuning.config import load_finetune_config
 from albert_tf.finetuning.datasets import evaluation_dataset, training_dataset, trim_to_longest
 from albert_tf.finetuning.tasks import TASK_NAMES, get_task
 from albert_tf.tokenization import AlbertTokenizer

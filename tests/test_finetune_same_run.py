@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from albert_tf.config import ConfigError
-from albert_tf.finetuning.config import load_finetune_config, recipe_path
+from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.finetuning.same_run import check_same_run
 
 

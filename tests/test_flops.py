@@ -1,12 +1,12 @@
 """FLOP counts against figures computed by hand from the layer shapes."""
 
+from albert_tf.config.presets import load_preset
 from albert_tf.flops import (
     encoder_forward_flops_per_token,
     encoder_training_flops,
     masked_lm_forward_flops_per_prediction,
     pretraining_step_flops,
 )
-from albert_tf.presets import load_preset
 
 
 def test_albert_base_matches_the_design_note():

@@ -7,6 +7,10 @@ which, no import circles, and the modules that must load without TensorFlow.
     albert_tf (the rest)  models, training, readers, converters: never data_prep
     albert_experiments    the ablation runner, which drives both: may import anything
 
+Inside `albert_tf` its packages stand on floors (`FLOORS`, bottom up): a module imports
+from its own package or from a lower floor, never from a package on its own floor or above
+(so the two runs, pretraining and fine-tuning, share only what sits below both).
+
 Every import statement counts, also one inside a function (a lazy import is still an arrow).
 """
 
@@ -69,6 +73,37 @@ def test_every_import_points_down_the_layers(graph):
     assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
 
 
+# The packages (and root modules) of albert_tf, bottom up; each floor's name says its job.
+FLOORS = (
+    ("text",),  # text, the record format, file I/O: no TensorFlow at import
+    ("config",),  # every setting and its YAML reader: no TensorFlow at import
+    ("tokenization", "flops", "data", "layers", "loop"),  # tokens, input, layers, fit loop
+    ("downstream", "preprocessing", "models"),  # task readers, in-graph text, Keras models
+    ("checkpoints",),  # formats in and out
+    ("export", "training", "finetuning"),  # the runs
+    ("comparison",),  # pretrained start against a random one, over fine-tuning
+    ("cli",),  # console scripts
+    ("",),  # albert_tf/__init__.py: the public face
+)
+
+
+def _room(module: str) -> str:
+    """The package (or root module) of albert_tf that `module` is in; "" for the root."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_albert_tf_imports_point_down_its_floors(graph):
+    floor = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
+    inside = {module for module in graph if module.split(".")[0] == "albert_tf"}
+    assert {_room(module) for module in inside} == set(floor), "a package without a floor"
+    wrong = sorted(
+        f"{module} (floor {floor[_room(module)]}) -> {target} (floor {floor[_room(target)]})"
+        for module in inside for target in graph[module] & inside
+        if _room(target) != _room(module) and floor[_room(target)] >= floor[_room(module)])
+    assert not wrong, "imports up or across albert_tf's floors:\n" + "\n".join(wrong)
+
+
 def test_there_are_no_import_circles(graph):
     """Tarjan's strongly connected components over all our modules' imports."""
     index, low, stack, on_stack, circles = {}, {}, [], set(), []
@@ -112,8 +147,8 @@ def test_the_writer_and_the_run_configs_load_without_tensorflow():
 import sys
 import data_prep.cli, data_prep.pipeline, data_prep.shard, data_prep.manifest
 import albert_tf.text.features, albert_tf.text.masking, albert_tf.text.tokenizer
-from albert_tf.training.config import load_pretrain_config
-from albert_tf.finetuning.config import load_finetune_config
+from albert_tf.config.pretraining import load_pretrain_config
+from albert_tf.config.finetuning import load_finetune_config
 load_pretrain_config("configs/pretrain/tiny_cpu.yaml")
 load_finetune_config(None, [], task="squad_v2")
 loaded = sorted(name for name in ("tensorflow", "tf_keras", "keras") if name in sys.modules)

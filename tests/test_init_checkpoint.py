@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert_tf.checkpoints.convert import load_model, save_model
 from albert_tf.checkpoints.transfer import copy_weights, named_weights
 from albert_tf.config import ConfigError
-from albert_tf.training.config import pretrain_config_from_mapping
+from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.training.initialization import initialize_pretrainer, load_init_checkpoint
 from albert_tf.training.trainer import build_pretrainer
 from checkpoint_helpers import (
@@ -161,7 +161,7 @@ def test_copy_weights_reports_what_it_did_and_refuses_other_shapes(tiny_config):
 def test_a_probe_trains_only_the_unfrozen_parts(original_folder, tmp_path):
     """init.freeze: a sentence probe on a pretrained model moves the pooler and the sentence
     head and leaves every other weight as the checkpoint had it."""
-    from albert_tf.optimization import create_optimizer
+    from albert_tf.loop.optimization import create_optimizer
     from albert_tf.training.initialization import freeze_parts
 
     folder, _ = original_folder

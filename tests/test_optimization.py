@@ -6,8 +6,8 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import ConfigError
-from albert_tf.config_schema import dataclass_from_mapping
-from albert_tf.optimization import (
+from albert_tf.config.schema import dataclass_from_mapping
+from albert_tf.loop.optimization import (
     AdamWeightDecay,
     Lamb,
     OptimizerConfig,

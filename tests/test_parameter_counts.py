@@ -10,9 +10,9 @@ import functools
 import pytest
 
 from albert_tf.config import AlbertConfig
+from albert_tf.config.presets import load_preset
 from albert_tf.models.encoder import AlbertEncoder
-from albert_tf.parameters import count_parameters, format_parameter_table, parameter_counts
-from albert_tf.presets import load_preset
+from albert_tf.models.parameters import count_parameters, format_parameter_table, parameter_counts
 
 M = 1_000_000
 

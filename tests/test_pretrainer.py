@@ -7,8 +7,8 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.layers.activations import gelu_tanh
+from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.optimization import OptimizerConfig, create_optimizer
 from helpers import pretraining_batch, randomize_weights
 from numpy_reference import layer_norm
 

@@ -120,7 +120,7 @@ def test_loss_is_the_originals(tiny_config):
 
 
 def test_a_tiny_model_trains_and_predicts_the_beam(tiny_config):
-    from albert_tf.optimization import OptimizerConfig, create_optimizer
+    from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
 
     model = AlbertAnswerabilitySpanLabeler(tiny_config, start_n_top=2, end_n_top=3)
     ids = np.array([[2, 7, 8, 3, 9, 10, 11, 3], [2, 7, 3, 12, 13, 3, 0, 0]], np.int32)
@@ -197,7 +197,7 @@ def test_dev_threshold_is_tuned_for_f1_and_applied_as_the_original_does(tmp_path
     answers q2 (no gain), t = 0.8 and 3.0 lose q3, q4. Best F1 75% at t = -2; answering ""
     above -2 and scoring again (the script's fixed threshold 1.0 changes nothing here) gives
     75%."""
-    from albert_tf.finetuning.config import load_finetune_config
+    from albert_tf.config.finetuning import load_finetune_config
     from albert_tf.finetuning.tasks import get_task
 
     config = load_finetune_config(None, ["data.data_dir=" + str(tmp_path)], task="squad_v2")

@@ -6,9 +6,9 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
+from albert_tf.config.precision import precision_policy
 from albert_tf.layers.task_heads import ClassificationHead, SpanHead
 from albert_tf.models.task_models import AlbertClassifier, AlbertMultipleChoice, AlbertSpanLabeler
-from albert_tf.precision import precision_policy
 from helpers import random_inputs, randomize_weights
 
 

@@ -17,7 +17,7 @@ import yaml
 
 from albert_tf.cli.evaluate import main as eval_main
 from albert_tf.cli.pretrain import main as pretrain_main
-from albert_tf.training.config import pretrain_config_from_mapping
+from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 from data_helpers import ordered_documents
 from data_prep.cli import main as data_main
@@ -301,7 +301,7 @@ def test_config_sections_and_presets(tmp_path):
                                                 "data": {"max_seq_length": 128},
                                                 "train": {"train_steps": 10,
                                                           "steps_per_epoch": 5}})
-    from albert_tf.training.config import load_pretrain_config
+    from albert_tf.config.pretraining import load_pretrain_config
     config = load_pretrain_config(path, ["optimizer.warmup_steps=2", "sentence_objective=nsp"])
     assert config.model.num_layers == 2 and config.model.hidden_size == 32  # tiny preset
     assert config.optimizer.warmup_steps == 2 and config.sentence_objective == "nsp"

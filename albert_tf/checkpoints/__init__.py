@@ -6,7 +6,7 @@ every group and inner group; each other format maps its names onto them in its o
 
     from albert_tf.checkpoints import load_model, save_model, load_encoder, load_pretrainer
 
-The names below are imported on first use: `albert_tf.checkpoints.formats` (read by the run
+The names below are imported on first use: `albert_tf.config.checkpoint_formats` (read by the run
 configs) must not load TensorFlow.
 """
 

@@ -22,12 +22,12 @@ import os
 from typing import Any, Sequence
 
 from albert_tf.checkpoints import huggingface, keras_hub, model_folder, model_garden, original
-from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS, TARGET_FORMATS
 from albert_tf.checkpoints.original_config import translate_original_config
 from albert_tf.checkpoints.reading import CheckpointError, containing_folder
 from albert_tf.config import AlbertConfig
-from albert_tf.presets import load_preset
-from albert_tf.run_folder import checkpoint_step
+from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS, TARGET_FORMATS
+from albert_tf.config.presets import load_preset
+from albert_tf.config.run_folder import checkpoint_step
 
 
 @dataclasses.dataclass

@@ -25,11 +25,11 @@ from albert_tf.checkpoints.original import build_model
 from albert_tf.checkpoints.reading import CheckpointError, restore_checked
 from albert_tf.checkpoints.staging import staged_folder, write_checkpoint_state
 from albert_tf.config import ConfigError
-from albert_tf.config_schema import parse_yaml
+from albert_tf.config.pretraining import DataConfig, PretrainConfig, pretrain_config_from_mapping
+from albert_tf.config.run_folder import CONFIG_FILE, CONVERSION_FILE, checkpoint_name, run_folders
+from albert_tf.config.schema import parse_yaml
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
-from albert_tf.run_folder import CONFIG_FILE, CONVERSION_FILE, checkpoint_name, run_folders
-from albert_tf.training.config import DataConfig, PretrainConfig, pretrain_config_from_mapping
 
 _HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
 
@@ -96,7 +96,7 @@ def load_pretrainer(model_dir: str, checkpoint: str | None = None,
 
     The model is compiled for `evaluate` and `predict` (no optimizer). To train it further,
     start a run from the folder (`init.checkpoint`), or compile it with an optimizer
-    (`albert_tf.optimization.create_optimizer`) before `fit`. `return_all_layer_outputs`
+    (`albert_tf.loop.optimization.create_optimizer`) before `fit`. `return_all_layer_outputs`
     adds every transformer block's output (`encoder_outputs`) to its outputs."""
     config = load_run_config(model_dir)
     facts = conversion_facts(model_dir)

@@ -8,7 +8,7 @@ import os
 from typing import Any, Mapping
 
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.config_schema import quoted_field
+from albert_tf.config.schema import quoted_field
 
 
 def read_original_config(path: str | os.PathLike) -> AlbertConfig:

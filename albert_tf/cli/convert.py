@@ -22,12 +22,12 @@ import argparse
 import sys
 from typing import Sequence
 
-from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.cli.command import run_command
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS, TARGET_FORMATS
+    from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS, TARGET_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-convert", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,24 +54,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    return run_command("albert-convert", _parser(), _run, argv, _user_errors)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.checkpoints.reading import CheckpointError
+
+    return (CheckpointError, OSError)
 
 
 def _run(args) -> int:
     from albert_tf.checkpoints.convert import load_model, read_model_config, save_model
-    from albert_tf.checkpoints.reading import CheckpointError
 
-    try:
-        config = read_model_config(args.config) if args.config else None
-        loaded = load_model(args.source_format, args.input, config, args.sentence_objective,
-                            args.ignore, args.checkpoint)
-        written = save_model(loaded, args.target_format, args.output, args.spm_model,
-                             lower_case=not args.cased)
-    except (CheckpointError, ConfigError, OSError) as error:
-        print(f"albert-convert: error: {error}", file=sys.stderr)
-        return 1
+    config = read_model_config(args.config) if args.config else None
+    loaded = load_model(args.source_format, args.input, config, args.sentence_objective,
+                        args.ignore, args.checkpoint)
+    written = save_model(loaded, args.target_format, args.output, args.spm_model,
+                         lower_case=not args.cased)
     heads = "MLM + sentence heads" if getattr(loaded.model, "sentence_head", None) else (
         "MLM head" if hasattr(loaded.model, "masked_lm") else "encoder only")
     parameters = sum(int(variable.shape.num_elements()) for variable in

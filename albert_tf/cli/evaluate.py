@@ -18,8 +18,8 @@ import json
 import sys
 from typing import Sequence
 
-from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.cli.command import fail, run_command
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,35 +46,33 @@ def _percent(value) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    return run_command("albert-eval", _parser(), _run, argv, _user_errors)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.data.validation import DataError
+
+    return (DataError,)
 
 
 def _run(args) -> int:
     sets = {task: getattr(args, f"{task}_files") for task in ("mlm", "nsp", "sop")}
     sets = {task: files for task, files in sets.items() if files}
     if not sets:
-        print("albert-eval: error: give at least one of --mlm_files, --nsp_files, --sop_files",
-              file=sys.stderr)
-        return 2
+        return fail("albert-eval", "give at least one of --mlm_files, --nsp_files, "
+                    "--sop_files")
 
     from albert_tf.checkpoints.model_folder import load_pretrainer
-    from albert_tf.data.validation import DataError
     from albert_tf.training.collapse import collapse_warning
     from albert_tf.training.evaluation import evaluate_files, spread_on_files, table6_row
 
-    try:
-        model, config, checkpoint = load_pretrainer(args.model_dir, args.checkpoint)
-        results = {task: evaluate_files(model, config, files, args.batch_size,
-                                        args.max_batches, field=f"--{task}_files")
-                   for task, files in sets.items()}
-        first_task, first_files = next(iter(sets.items()))
-        spreads = spread_on_files(model, config, first_files, args.batch_size,
-                                  field=f"--{first_task}_files")
-    except (ConfigError, DataError) as error:
-        print(f"albert-eval: error: {error}", file=sys.stderr)
-        return 2
+    model, config, checkpoint = load_pretrainer(args.model_dir, args.checkpoint)
+    results = {task: evaluate_files(model, config, files, args.batch_size,
+                                    args.max_batches, field=f"--{task}_files")
+               for task, files in sets.items()}
+    first_task, first_files = next(iter(sets.items()))
+    spreads = spread_on_files(model, config, first_files, args.batch_size,
+                              field=f"--{first_task}_files")
     row = table6_row(results)
     print(f"checkpoint {checkpoint} (sentence objective: {config.sentence_objective})")
     for task, metrics in results.items():

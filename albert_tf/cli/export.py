@@ -25,13 +25,13 @@ import os
 import sys
 from typing import Sequence
 
-from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.cli.command import run_command
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-    from albert_tf.precision import PRECISION_POLICIES
+    from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
+    from albert_tf.config.precision import PRECISION_POLICIES
 
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -108,37 +108,35 @@ def _load_source(args):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    return run_command("albert-export", _parser(), _run, argv, _user_errors)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.export import ExportError
+
+    return (ExportError, OSError, ValueError)  # CheckpointError is a ValueError
 
 
 def _run(args) -> int:
-    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.config.precision import precision_policy
     from albert_tf.export import ExportError, ExportOptions, export_saved_model
-    from albert_tf.precision import precision_policy
 
-    try:
-        with precision_policy(args.precision):
-            model, spm_model, lower_case, max_seq_length, metadata = _load_source(args)
-        spm_model = args.spm_model or spm_model
-        if not spm_model:
-            raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
-                              f"source; pass --spm_model (the one the weights were trained "
-                              f"with)")
-        options = ExportOptions(
-            max_seq_length=args.max_seq_length or min(
-                max_seq_length, model_config(model).max_position_embeddings),
-            lower_case=lower_case and not args.cased, top_k=args.top_k,
-            jit_compile=args.jit_compile,
-            pad_to_multiple_of=args.pad_to_multiple_of or (16 if args.jit_compile else 1))
-        if args.encoder_only and hasattr(model, "encoder"):
-            model = model.encoder
-        output = export_saved_model(model, spm_model, args.output, options,
-                                    metadata={**metadata, "precision": args.precision})
-    except (CheckpointError, ConfigError, ExportError, OSError, ValueError) as error:
-        print(f"albert-export: error: {error}", file=sys.stderr)
-        return 1
+    with precision_policy(args.precision):
+        model, spm_model, lower_case, max_seq_length, metadata = _load_source(args)
+    spm_model = args.spm_model or spm_model
+    if not spm_model:
+        raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
+                          f"source; pass --spm_model (the one the weights were trained with)")
+    options = ExportOptions(
+        max_seq_length=args.max_seq_length or min(
+            max_seq_length, model_config(model).max_position_embeddings),
+        lower_case=lower_case and not args.cased, top_k=args.top_k,
+        jit_compile=args.jit_compile,
+        pad_to_multiple_of=args.pad_to_multiple_of or (16 if args.jit_compile else 1))
+    if args.encoder_only and hasattr(model, "encoder"):
+        model = model.encoder
+    output = export_saved_model(model, spm_model, args.output, options,
+                                metadata={**metadata, "precision": args.precision})
     print(f"{metadata['source_format']} {metadata['source']} (step {metadata['global_step']})"
           f" -> SavedModel {output}\n  max_seq_length {options.max_seq_length}, "
           f"{'lower-cased' if options.lower_case else 'cased'}, {args.precision}"

@@ -22,10 +22,9 @@ import json
 import sys
 from typing import Sequence
 
-import yaml
-
+from albert_tf.cli.command import print_config, run_command
 from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.text.console import add_verbose_flag
 
 # Flag -> config field, for the flags that set one field.
 _FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_checkpoint",
@@ -34,7 +33,7 @@ _FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_chec
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
+    from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-finetune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,39 +63,29 @@ def _config_path(args) -> str:
         return args.config
     if not args.task:
         raise ConfigError("name the task (--task) or a task YAML (--config)")
-    from albert_tf.finetuning.config import recipe_path
+    from albert_tf.config.finetuning import recipe_path
 
     return recipe_path(args.task)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    # Task data, checkpoints and features raise ValueErrors (TaskDataError, CheckpointError)
+    # and OSErrors that name the file.
+    return run_command("albert-finetune", _parser(), _run, argv, lambda: (ValueError, OSError))
 
 
 def _run(args) -> int:
-    from albert_tf.finetuning.config import load_finetune_config
+    from albert_tf.config.finetuning import load_finetune_config
 
     fields = {field: getattr(args, flag) for flag, field in _FIELD_FLAGS.items()}
     fields["task"] = args.task
-    try:
-        config = load_finetune_config(_config_path(args), args.override, **fields)
-    except ConfigError as error:
-        print(f"albert-finetune: error: {error}", file=sys.stderr)
-        return 2
+    config = load_finetune_config(_config_path(args), args.override, **fields)
     if args.print_config:
-        print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
-        return 0
+        return print_config(config)
 
-    from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.finetuning.runner import run_finetuning
 
-    try:
-        result = run_finetuning(config)
-    except (ConfigError, CheckpointError, ValueError, OSError) as error:
-        print(f"albert-finetune: error: {error}", file=sys.stderr)
-        return 2
+    result = run_finetuning(config)
     print(f"\nalbert-finetune: best dev checkpoint {result.best_checkpoint} "
           f"(step {result.best_step})")
     print(json.dumps(result.dev_metrics, indent=2))

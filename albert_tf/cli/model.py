@@ -12,9 +12,10 @@ import sys
 import time
 from typing import Sequence
 
-from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.presets import load_preset, preset_names
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.cli.command import run_command
+from albert_tf.config import AlbertConfig
+from albert_tf.config.presets import load_preset, preset_names
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,25 +58,19 @@ def _run_forward(config: AlbertConfig, batch_size: int, seq_length: int) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    return run_command("albert-model", _parser(), _run, argv)
 
 
 def _run(args) -> int:
     if args.list:
         print("\n".join(preset_names()))
         return 0
-    try:
-        if args.preset:
-            config, title = load_preset(args.preset, args.override), f"preset {args.preset}"
-        else:
-            config, title = AlbertConfig.from_yaml(args.config, args.override), args.config
-    except ConfigError as error:
-        print(f"albert-model: error: {error}", file=sys.stderr)
-        return 2
+    if args.preset:
+        config, title = load_preset(args.preset, args.override), f"preset {args.preset}"
+    else:
+        config, title = AlbertConfig.from_yaml(args.config, args.override), args.config
 
-    from albert_tf.parameters import count_parameters, format_parameter_table
+    from albert_tf.models.parameters import count_parameters, format_parameter_table
 
     print(f"{title}: {_describe(config)}\n")
     print(format_parameter_table(count_parameters(config)))

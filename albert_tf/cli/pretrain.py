@@ -19,14 +19,12 @@ import json
 import sys
 from typing import Sequence
 
-import yaml
-
-from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.cli.command import fail, print_config, run_command
+from albert_tf.text.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:
-    from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
+    from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
 
     parser = argparse.ArgumentParser(prog="albert-pretrain", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,33 +64,26 @@ def _init_overrides(args) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with quiet_tensorflow(args.verbose):
-        return _run(args)
+    return run_command("albert-pretrain", _parser(), _run, argv, _user_errors)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.checkpoints.reading import CheckpointError
+    from albert_tf.data.validation import DataError
+
+    return (DataError, CheckpointError)
 
 
 def _run(args) -> int:
-    from albert_tf.training.config import load_pretrain_config
+    from albert_tf.config.pretraining import load_pretrain_config
 
-    overrides = [*_init_overrides(args), *args.override]
-    try:
-        config = load_pretrain_config(args.config, overrides)
-    except ConfigError as error:
-        print(f"albert-pretrain: error: {error}", file=sys.stderr)
-        return 2
+    config = load_pretrain_config(args.config, [*_init_overrides(args), *args.override])
     if args.print_config:
-        print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
-        return 0
+        return print_config(config)
 
-    from albert_tf.checkpoints.reading import CheckpointError
-    from albert_tf.data.validation import DataError
     from albert_tf.training.trainer import run_pretraining
 
-    try:
-        result = run_pretraining(config)
-    except (ConfigError, DataError, CheckpointError) as error:
-        print(f"albert-pretrain: error: {error}", file=sys.stderr)
-        return 2
+    result = run_pretraining(config)
     print(f"\nalbert-pretrain: finished at step {result.final_step}; "
           f"checkpoint {result.checkpoint}")
     if result.eval_metrics:
@@ -103,14 +94,12 @@ def _run(args) -> int:
 
 
 def _downstream_check(config) -> int:
-    from albert_tf.checkpoints.reading import CheckpointError
-    from albert_tf.training.downstream_check import missing_task_note, run_downstream_check
+    from albert_tf.comparison.check import missing_task_note, run_downstream_check
 
     try:
         check = run_downstream_check(config.train.model_dir)
-    except (ConfigError, CheckpointError, ValueError, OSError) as error:  # as albert-finetune
-        print(f"albert-pretrain: error: downstream check: {error}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError) as error:  # what albert-finetune reports (ConfigError too)
+        return fail("albert-pretrain", f"downstream check: {error}")
     if check is None:
         print(f"albert-pretrain: {missing_task_note(config.downstream_check.task_dir)}")
         return 0

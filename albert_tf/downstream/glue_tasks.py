@@ -9,6 +9,7 @@ import os
 import types
 from typing import Mapping, Optional, Union
 
+from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
 from albert_tf.downstream.examples import TaskDataError
 from albert_tf.text.files import exists, read_bytes
 
@@ -205,8 +206,6 @@ def get_glue_task(task: TaskLike) -> GlueTask:
     return GLUE_TASKS[key]
 
 
-# The task of a folder written by `albert-data task` (any label set, SST-2's columns).
-FOLDER_CLASSIFICATION = "classify"
 FOLDER_DESCRIPTION = "source.json"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.finetuning.config import FinetuneConfig, ModelSection
+from albert_tf.config.finetuning import FinetuneConfig, ModelSection
 
 
 @dataclasses.dataclass

@@ -9,9 +9,9 @@ import numpy as np
 
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.config import AlbertConfig
-from albert_tf.config_schema import load_yaml_mapping
-from albert_tf.finetuning.callbacks import read_best, weights_checkpoint
-from albert_tf.finetuning.config import FinetuneConfig
+from albert_tf.config.finetuning import FinetuneConfig
+from albert_tf.config.schema import load_yaml_mapping
+from albert_tf.finetuning.dev_evaluation import read_best, weights_checkpoint
 from albert_tf.models.encoder import INPUT_NAMES
 
 FINETUNE_CONFIG_FILE = "finetune.yaml"
@@ -34,7 +34,7 @@ class FinetunedModel:
 
 def load_finetuned(model_dir: str, checkpoint: str | None = None) -> FinetunedModel:
     """The run's task model with the weights of its best dev evaluation (or `checkpoint`)."""
-    from albert_tf.config_schema import dataclass_from_mapping
+    from albert_tf.config.schema import dataclass_from_mapping
     from albert_tf.finetuning.tasks import get_task
 
     config_path = os.path.join(model_dir, FINETUNE_CONFIG_FILE)

@@ -32,11 +32,16 @@ import yaml
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import ConfigError
-from albert_tf.distribute import create_strategy
+from albert_tf.config.finetuning import FinetuneConfig
+from albert_tf.config.precision import precision_policy
 from albert_tf.downstream.examples import TaskDataError
 from albert_tf.finetuning import datasets as task_data
-from albert_tf.finetuning.callbacks import DevEvaluation, StopAtStep, read_best, weights_checkpoint
-from albert_tf.finetuning.config import FinetuneConfig
+from albert_tf.finetuning.dev_evaluation import (
+    DevEvaluation,
+    StopAtStep,
+    read_best,
+    weights_checkpoint,
+)
 from albert_tf.finetuning.feature_cache import (
     CachedFeatures,
     cache_key,
@@ -48,13 +53,12 @@ from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
 from albert_tf.finetuning.stuck import stuck_note
 from albert_tf.finetuning.tasks import FinetuneTask, get_task
-from albert_tf.optimization import create_optimizer
-from albert_tf.precision import precision_policy
+from albert_tf.loop.backup import StepBackup, backup_step
+from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
+from albert_tf.loop.optimization import create_optimizer
+from albert_tf.loop.step_callbacks import TrainingScalars
 from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
-from albert_tf.training.backup import StepBackup, backup_step
-from albert_tf.training.callbacks import TrainingScalars
-from albert_tf.training.trainer import check_global_batch, resolve_jit_compile
 
 RESULTS_FILE = "eval_results.json"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from albert_tf.config_schema import ConfigError, load_yaml_mapping, setting_differences
+from albert_tf.config.schema import ConfigError, load_yaml_mapping, setting_differences
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 
 NOT_COMPARED = {

@@ -17,10 +17,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from albert_tf.config.finetuning import FOLDER_CLASSIFICATION, GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.downstream import glue, metrics, race, squad, squad_evaluation, squad_postprocess
 from albert_tf.downstream.examples import TaskDataError
-from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, folder_classification_task
-from albert_tf.finetuning.config import GLUE_NAMES, TASK_NAMES  # noqa: F401
+from albert_tf.downstream.glue_tasks import folder_classification_task
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
     AlbertAnswerabilitySpanLabeler,

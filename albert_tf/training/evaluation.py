@@ -17,12 +17,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import DataError, check_pretraining_files, shard_lengths
 from albert_tf.models.pretrainer import AlbertPretrainer
 from albert_tf.models.training_step import correct_predictions
 from albert_tf.training.collapse import representation_spread
-from albert_tf.training.config import PretrainConfig
 
 TASKS = ("mlm", "nsp", "sop")
 

@@ -14,9 +14,9 @@ from albert_tf.checkpoints.convert import load_model
 from albert_tf.checkpoints.model_folder import split_checkpoint_path
 from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.data.target_frequencies import log_prior, masked_target_counts
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.training.config import PretrainConfig
 
 MLM_OUTPUT_BIAS = "masked_lm/output_bias"
 # Fields that change no weight's shape or value: a run may set them to anything.

@@ -15,7 +15,7 @@ Starting point: the layers' initializers, or the model `init.checkpoint` names (
 `albert-convert` reads; the optimizer and step counter start fresh), then `init.*`'s other
 settings (`training/initialization.py`).
 
-Resuming: run the same command again. Keras's BackupAndRestore (`training/backup.py`'s
+Resuming: run the same command again. Keras's BackupAndRestore (`loop/backup.py`'s
 `StepBackup`, which records the right step also when a call runs several) restores weights,
 optimizer state and the step counter; this module restores the data position (the input
 pipeline skips the batches the interrupted run consumed, and its order is a function of the
@@ -34,7 +34,9 @@ import tensorflow as tf
 import tf_keras
 import yaml
 
-from albert_tf.config import ConfigError
+from albert_tf.config.precision import precision_policy
+from albert_tf.config.pretraining import PretrainConfig, TokenizerConfig
+from albert_tf.config.run_folder import checkpoint_step, run_folders
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.validation import (
     DataError,
@@ -43,19 +45,21 @@ from albert_tf.data.validation import (
     read_shard_manifest,
     shard_folder,
 )
-from albert_tf.distribute import create_strategy, is_chief, xla_supported
+from albert_tf.loop.backup import StepBackup, backup_step
+from albert_tf.loop.distribute import (
+    check_global_batch,
+    create_strategy,
+    is_chief,
+    resolve_jit_compile,
+)
+from albert_tf.loop.optimization import create_optimizer
+from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
-from albert_tf.optimization import create_optimizer
-from albert_tf.precision import precision_policy
-from albert_tf.run_folder import checkpoint_step, run_folders
 from albert_tf.text import files as file_system
 from albert_tf.text.features import MANIFEST
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.tokenizer import model_checksum
-from albert_tf.training.backup import StepBackup, backup_step
-from albert_tf.training.callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.training.collapse import CollapseWatch
-from albert_tf.training.config import PretrainConfig, TokenizerConfig
 from albert_tf.training.initialization import (
     freeze_parts,
     initialize_pretrainer,
@@ -110,35 +114,6 @@ def _evaluation_data(strategy, config: PretrainConfig, eval_files):
         return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
     return strategy.distribute_datasets_from_function(dataset_fn)
-
-
-def resolve_jit_compile(config, strategy) -> bool:
-    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works); any run
-    config with `train` and `distribution` sections."""
-    if isinstance(strategy, tf.distribute.TPUStrategy):
-        return False  # TPUs compile every step with XLA anyway
-    requested = config.train.jit_compile
-    if requested is None:
-        return xla_supported(strategy)
-    if requested and not xla_supported(strategy):
-        raise ConfigError("field 'train.jit_compile': XLA with several replicas on CPU devices "
-                          "fails inside TensorFlow 2.20; set train.jit_compile=false "
-                          "(or null for automatic)")
-    return requested
-
-
-def check_global_batch(config, strategy) -> None:
-    """`config.train.global_batch_size` must split evenly over the replicas (and, with
-    gradient accumulation, each replica's share into the micro-batches)."""
-    replicas = strategy.num_replicas_in_sync
-    micro_batches = getattr(config.train, "gradient_accumulation_steps", 1)
-    if config.train.global_batch_size % (replicas * micro_batches):
-        accumulation = (f" times the {micro_batches} micro-batches of "
-                        f"train.gradient_accumulation_steps" if micro_batches > 1 else "")
-        raise ConfigError(f"field 'train.global_batch_size' "
-                          f"({config.train.global_batch_size}) must be a multiple of the "
-                          f"{replicas} replicas of distribution.strategy "
-                          f"'{config.distribution.strategy}'{accumulation}")
 
 
 def build_pretrainer(config: PretrainConfig,

@@ -56,8 +56,8 @@ def shape_overrides(hidden: int, layers: int) -> list[str]:
 
 
 def step_flops(hidden: int, layers: int) -> int:
+    from albert_tf.config.pretraining import load_pretrain_config
     from albert_tf.flops import pretraining_step_flops
-    from albert_tf.training.config import load_pretrain_config
     config = load_pretrain_config("configs/pretrain/tiny_cpu.yaml",
                                   [*PRETRAIN_OVERRIDES, *shape_overrides(hidden, layers)])
     return pretraining_step_flops(config.model, config.train.global_batch_size,

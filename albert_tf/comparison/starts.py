@@ -1,6 +1,6 @@
 """Fine-tuning reduced to dev and test scores, from a pretraining run or from a random start
 of its sizes: what the downstream suite, the table runner and `albert-pretrain`'s downstream
-check are made of (through `albert_tf.finetuning.seed_loop`).
+check are made of (through `albert_tf.comparison.seed_loop`).
 
     start = start_overrides(run_dir, "pretrained", random_dir, model_config)
     scores = fine_tune_scores("classify", [*start, "data.data_dir=tasks/bbc-news",
@@ -21,8 +21,8 @@ import tf_keras
 import yaml
 
 from albert_tf.config import ConfigError
+from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
-from albert_tf.finetuning.config import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.tasks import get_task
 from albert_tf.text.files import atomic_write_bytes

@@ -1,12 +1,12 @@
 """`OptimizerConfig`: the optimizer and its learning-rate schedule (TensorFlow-free, so run
-configs load without it; `albert_tf.optimization` builds the optimizer)."""
+configs load without it; `albert_tf.loop.optimization` builds the optimizer)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Sequence
 
-from albert_tf.config_schema import check_field_types, require, require_one_of, require_patterns
+from albert_tf.config.schema import check_field_types, require, require_one_of, require_patterns
 
 OPTIMIZER_TYPES = ("lamb", "adamw", "lamb_model_garden")
 DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")

@@ -22,7 +22,7 @@ from typing import Sequence
 import tensorflow as tf
 
 from albert_tf.config import ConfigError
-from albert_tf.distribution_config import STRATEGIES, DistributionConfig  # noqa: F401
+from albert_tf.config.distribution import STRATEGIES, DistributionConfig  # noqa: F401
 
 
 def _cross_device_ops(name: str):
@@ -86,3 +86,32 @@ def xla_supported(strategy: tf.distribute.Strategy) -> bool:
     XLA with a MirroredStrategy over CPU devices fails inside TensorFlow 2.20 itself.
     """
     return strategy.num_replicas_in_sync == 1 or not uses_only_cpus(strategy)
+
+
+def resolve_jit_compile(config, strategy) -> bool:
+    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works); any run
+    config with `train` and `distribution` sections."""
+    if isinstance(strategy, tf.distribute.TPUStrategy):
+        return False  # TPUs compile every step with XLA anyway
+    requested = config.train.jit_compile
+    if requested is None:
+        return xla_supported(strategy)
+    if requested and not xla_supported(strategy):
+        raise ConfigError("field 'train.jit_compile': XLA with several replicas on CPU devices "
+                          "fails inside TensorFlow 2.20; set train.jit_compile=false "
+                          "(or null for automatic)")
+    return requested
+
+
+def check_global_batch(config, strategy) -> None:
+    """`config.train.global_batch_size` must split evenly over the replicas (and, with
+    gradient accumulation, each replica's share into the micro-batches)."""
+    replicas = strategy.num_replicas_in_sync
+    micro_batches = getattr(config.train, "gradient_accumulation_steps", 1)
+    if config.train.global_batch_size % (replicas * micro_batches):
+        accumulation = (f" times the {micro_batches} micro-batches of "
+                        f"train.gradient_accumulation_steps" if micro_batches > 1 else "")
+        raise ConfigError(f"field 'train.global_batch_size' "
+                          f"({config.train.global_batch_size}) must be a multiple of the "
+                          f"{replicas} replicas of distribution.strategy "
+                          f"'{config.distribution.strategy}'{accumulation}")

@@ -20,9 +20,12 @@ import dataclasses
 import os
 from typing import Any, Sequence
 
-from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-from albert_tf.config import ConfigError
-from albert_tf.config_schema import (
+from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
+from albert_tf.config.distribution import DistributionConfig
+from albert_tf.config.loop import TrainingLoopConfig
+from albert_tf.config.optimizer import OptimizerConfig
+from albert_tf.config.schema import (
+    ConfigError,
     apply_overrides,
     dataclass_from_mapping,
     load_yaml_mapping,
@@ -30,10 +33,6 @@ from albert_tf.config_schema import (
     require,
     require_positive,
 )
-from albert_tf.distribution_config import DistributionConfig
-from albert_tf.downstream.glue_tasks import FOLDER_CLASSIFICATION, GLUE_TASKS
-from albert_tf.optimizer_config import OptimizerConfig
-from albert_tf.training.loop_config import TrainingLoopConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,9 +127,11 @@ class FinetuneTrainConfig(TrainingLoopConfig):
         self.require_multiple_of_execution("eval_every_steps")
 
 
-# Every task albert-finetune runs: the GLUE tasks, SQuAD v1.1 / v2.0, RACE, and `classify`
-# (a folder of `albert-data task` with its own labels).
-GLUE_NAMES = tuple(GLUE_TASKS)
+# Every task albert-finetune runs: the GLUE tasks (their readers and files:
+# `albert_tf.downstream.glue_tasks.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
+# `classify` (a folder of `albert-data task` with its own labels).
+GLUE_NAMES = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
+FOLDER_CLASSIFICATION = "classify"
 TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race", FOLDER_CLASSIFICATION)
 SQUAD_V2_HEADS = ("answerability", "cls")
 
@@ -205,7 +206,7 @@ class FinetuneConfig:
 
 def recipe_path(task: str) -> str:
     """`configs/finetune/<task>.yaml`: the paper's recipe for `task`."""
-    from albert_tf.presets import config_dir
+    from albert_tf.config.presets import config_dir
 
     path = config_dir() / "finetune" / f"{task}.yaml"
     if not path.is_file():

@@ -2,15 +2,15 @@
 
 Every task folder under `--tasks_dir` (written by `albert-data task`; its `source.json`
 names the `albert-finetune` task that reads it) is fine-tuned with one fixed recipe
-(`albert_tf.finetuning.recipes.SMALL_MODEL_RECIPE`, at the run's sequence length) and five
-seeds (`albert_tf.finetuning.seed_loop`) from two starts of the same sizes: the pretrained
+(`albert_tf.comparison.recipes.SMALL_MODEL_RECIPE`, at the run's sequence length) and five
+seeds (`albert_tf.comparison.seed_loop`) from two starts of the same sizes: the pretrained
 run, and a random start. A bag-of-words baseline comes beside them
-(`albert_experiments.bag_of_words`). The score of a fine-tune is its test-split score at the
+(`albert_tf.comparison.bag_of_words`). The score of a fine-tune is its test-split score at the
 checkpoint its dev split chose (dev's own score when a folder has no test labels); the test
 split chooses nothing. Per task the table shows each start's test and dev means, the
 baseline, the pretrained - random gain on test with a 95% t-interval paired by seed, and the
 fine-tunes stuck at the constant answer (`albert_tf.finetuning.stuck`); a task whose random
-start got stuck on a seed shows no gain but "failed" (`albert_tf.finetuning.comparison`).
+start got stuck on a seed shows no gain but "failed" (`albert_tf.comparison.gain`).
 Then the average over the tasks whose comparison did not fail.
 
 Each fine-tuning run keeps its folder, named by its task and a digest of the task folder's
@@ -25,30 +25,36 @@ plain recipe's.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from albert_experiments.bag_of_words import baseline_score
-from albert_experiments.variant_downstream import settings_digest
-from albert_tf.downstream.glue import test_labels_path
-from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
-from albert_tf.finetuning.comparison import (
+from albert_tf.comparison.bag_of_words import baseline_score
+from albert_tf.comparison.gain import (
     compare_starts,
     paired_difference,
     split_scores,
     stuck_seeds,
 )
+from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
+from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
+from albert_tf.config.pretraining import load_pretrain_config
+from albert_tf.downstream.glue import test_labels_path
+from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.finetuning.feature_cache import file_digest
-from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.finetuning.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
-from albert_tf.finetuning.starts import STARTS, folder_task, start_overrides
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.training.config import load_pretrain_config
 
 RANDOM_STARTS = "random_starts"  # the random starts' folder under --tasks_dir by default
+
+
+def settings_digest(settings: Mapping[str, Any] | Sequence[str]) -> str:
+    """Eight hex digits naming settings, a mapping or a list of overrides (a folder per
+    settings)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:

@@ -39,7 +39,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import ConfigError
-from albert_tf.optimizer_config import (  # noqa: F401
+from albert_tf.config.optimizer import (  # noqa: F401
     DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
     OPTIMIZER_TYPES,
     OptimizerConfig,

@@ -1,7 +1,7 @@
 """`AlbertConfig`: the paper's model hyperparameters (V, E, H, L, sharing, groups).
 
 Every config dataclass of the package (this one, the run sections, the optimizer, ...) is
-built from plain mappings by `albert_tf.config_schema`, which rejects unknown keys and wrong
+built from plain mappings by `albert_tf.config.schema`, which rejects unknown keys and wrong
 types with an error naming the source file and the field; the original `albert_config.json`
 is read and written by `albert_tf.checkpoints.original_config`.
 """
@@ -12,7 +12,7 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_tf.config_schema import (
+from albert_tf.config.schema import (
     ConfigError,  # the error of every config, re-exported with the model config
     apply_overrides,
     check_field_types,

@@ -1,12 +1,12 @@
 """`DistributionConfig`: which devices a run uses (TensorFlow-free, so run configs load
-without it; `albert_tf.distribute` builds the strategy)."""
+without it; `albert_tf.loop.distribute` builds the strategy)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Sequence
 
-from albert_tf.config_schema import require, require_one_of
+from albert_tf.config.schema import require, require_one_of
 
 STRATEGIES = ("default", "cpu", "mirrored", "multi_worker", "tpu")
 

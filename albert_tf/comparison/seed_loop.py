@@ -25,7 +25,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
-from albert_tf.finetuning.starts import fine_tune_scores
+from albert_tf.comparison.starts import fine_tune_scores
 from albert_tf.finetuning.stuck import is_stuck
 
 DEFAULT_SEEDS = (1, 2, 3, 4, 5)

@@ -24,9 +24,13 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_tf.checkpoints.formats import CHECKPOINT_FORMATS
-from albert_tf.config import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
-from albert_tf.config_schema import (
+from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
+from albert_tf.config.distribution import DistributionConfig
+from albert_tf.config.loop import TrainingLoopConfig
+from albert_tf.config.model import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
+from albert_tf.config.optimizer import OptimizerConfig
+from albert_tf.config.presets import preset_path
+from albert_tf.config.schema import (
     apply_overrides,
     dataclass_from_mapping,
     load_yaml_mapping,
@@ -36,10 +40,6 @@ from albert_tf.config_schema import (
     require_patterns,
     require_positive,
 )
-from albert_tf.distribution_config import DistributionConfig
-from albert_tf.optimizer_config import OptimizerConfig
-from albert_tf.presets import preset_path
-from albert_tf.training.loop_config import TrainingLoopConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,7 +182,7 @@ class TokenizerConfig:
 @dataclasses.dataclass(frozen=True)
 class DownstreamCheckConfig:
     """A fine-tuning check at the end of `albert-pretrain`: is the pretrained encoder a better
-    start than a random one of the same sizes? (`albert_tf.training.downstream_check`)
+    start than a random one of the same sizes? (`albert_tf.comparison.check`)
 
     Attributes:
         task_dir: a task folder `albert-data task` wrote (e.g. bbc-news); empty: no check. A

@@ -1,5 +1,6 @@
-"""Keras callbacks of a pretraining run: step-numbered checkpoints and TensorBoard scalars
-that Keras does not log itself (learning rate, throughput)."""
+"""Keras callbacks of the training loops (pretraining, and fine-tuning's scalars):
+step-numbered checkpoints and TensorBoard scalars that Keras does not log itself (learning
+rate, throughput)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.run_folder import CHECKPOINT_PREFIX
+from albert_tf.config.run_folder import CHECKPOINT_PREFIX
 
 
 def learning_rate_at(optimizer, step) -> float:

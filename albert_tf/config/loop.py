@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.config_schema import require, require_positive
-from albert_tf.precision import PRECISION_POLICIES
+from albert_tf.config.precision import PRECISION_POLICIES
+from albert_tf.config.schema import require, require_positive
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 import pathlib
 from typing import Sequence
 
-from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config.model import AlbertConfig, ConfigError
 
 CONFIG_DIR_ENV = "ALBERT_TF_CONFIG_DIR"
 
@@ -21,7 +21,7 @@ def config_dir() -> pathlib.Path:
     override = os.environ.get(CONFIG_DIR_ENV)
     if override:
         return pathlib.Path(override)
-    return pathlib.Path(__file__).parent / "configs"
+    return pathlib.Path(__file__).parent.parent / "configs"
 
 
 def preset_names() -> list[str]:

@@ -7,8 +7,8 @@ head that memorized its training pairs). With `downstream_check.task_dir` set (t
 sets it), the run is fine-tuned on that task folder (written by `albert-data task`) from
 itself and from a random start, `downstream_check.num_seeds` seeds of
 `downstream_check.train_steps` steps each, with the downstream suite's small-model recipe
-(`albert_tf.finetuning.seed_loop`); the gain is paired by seed, on the test split when the
-folder has its labels, with a 95% interval (`albert_tf.finetuning.comparison`). The result
+(`albert_tf.comparison.seed_loop`); the gain is paired by seed, on the test split when the
+folder has its labels, with a 95% interval (`albert_tf.comparison.gain`). The result
 goes to `downstream_check.json` in the run folder, and a warning is printed when the
 pretrained start is no better, or when the comparison failed because the random start got
 stuck at the constant answer on some seed. The fine-tuning runs live in
@@ -21,12 +21,12 @@ import dataclasses
 import json
 import os
 
-from albert_tf.finetuning.comparison import Comparison, compare_starts, split_scores
-from albert_tf.finetuning.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.finetuning.seed_loop import fine_tune_seeds
-from albert_tf.finetuning.starts import STARTS, folder_task, start_overrides
+from albert_tf.comparison.gain import Comparison, compare_starts, split_scores
+from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_tf.comparison.seed_loop import fine_tune_seeds
+from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
+from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.training.config import load_pretrain_config
 
 RESULT_FILE = "downstream_check.json"
 
@@ -38,7 +38,7 @@ class DownstreamCheck:
     task_dir: str
     metric: str
     train_steps: int
-    seeds: dict  # start -> seed -> record (`albert_tf.finetuning.seed_loop.seed_record`)
+    seeds: dict  # start -> seed -> record (`albert_tf.comparison.seed_loop.seed_record`)
     comparison: Comparison
 
     def mean(self, start: str) -> float:

@@ -1,0 +1,52 @@
+"""The one wrapper of the console scripts: parse the flags, hide TensorFlow's start-up chatter
+unless `--verbose`, run, and turn an error in what the user gave (a config field, a file, a
+checkpoint, a task folder) into one line on stderr and exit code 2, as argparse does for a
+bad flag:
+
+    def main(argv=None) -> int:
+        return run_command("albert-pretrain", _parser(), _run, argv, _user_errors)
+
+`ConfigError` is always such an error; a command names the others it expects (imported when
+one is raised, so the command starts without loading TensorFlow). Anything else is a bug
+and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+import yaml
+
+from albert_tf.config import ConfigError
+from albert_tf.text.console import quiet_tensorflow
+
+USER_ERROR_EXIT = 2
+
+
+def fail(prog: str, error: Exception | str) -> int:
+    """Prints `prog: error: <error>` on stderr and returns the exit code of a user error."""
+    print(f"{prog}: error: {error}", file=sys.stderr)
+    return USER_ERROR_EXIT
+
+
+def run_command(prog: str, parser: argparse.ArgumentParser,
+                run: Callable[[argparse.Namespace], int], argv: Sequence[str] | None = None,
+                user_errors: Callable[[], tuple[type[Exception], ...]] = tuple) -> int:
+    """Parses `argv` with `parser` (which has `--verbose`: `add_verbose_flag`) and returns
+    `run(args)`; a `ConfigError` or one of `user_errors()` is reported by `fail`."""
+    args = parser.parse_args(argv)
+    with quiet_tensorflow(args.verbose):
+        try:
+            return run(args)
+        except Exception as error:  # noqa: BLE001 (re-raised unless a user error)
+            if isinstance(error, (ConfigError, *user_errors())):
+                return fail(prog, error)
+            raise
+
+
+def print_config(config) -> int:
+    """A resolved run config (`to_dict()`) as YAML on stdout, for `--print_config`."""
+    print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+    return 0
