@@ -1,0 +1,352 @@
+"""SavedModel export: a fresh process without albert_tf serves raw text as the Keras model does.
+
+The reference side is the Keras model in this process fed with ids from the Python tokenizer
+(`AlbertTokenizer`, which follows the original code); the exported side tokenizes in the graph
+with tensorflow-text and is loaded in a separate Python process that imports only tensorflow
+and tensorflow_text.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from helpers import randomize_weights
+
+from albert_tf.checkpoints.model_folder import save_model_folder
+from albert_tf.checkpoints.original import build_model
+from albert_tf.cli.export import main as export_main
+from albert_tf.config import AlbertConfig
+from albert_tf.config.precision import precision_policy
+from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
+from albert_tf.tokenization import AlbertTokenizer
+
+MAX_SEQ_LENGTH = 24
+LONG = " ".join(f"the cafe in {1990 + i % 9}, was he" for i in range(40))
+TEXTS = ["The cafe was open.", "", "  \t ", "In 1995, a (deja) vu \"x\" - \u00a35.", LONG,
+         "CAF\u00c9 ``DEJA''"]
+PAIRS = [("the year", "he was in the cafe"), ("a month", ""), (LONG, "of and in to"),
+         ("which are", LONG), (LONG, LONG), ("", "the")]
+MASKED = ["the [MASK] was he.", "[MASK]. of [MASK]the cafe", "no mask", LONG + " [MASK]",
+          "[MASK][MASK] in 1990,"]
+
+
+def env_without_repo():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def python_tokenizer(released_style_model):
+    return AlbertTokenizer(released_style_model)
+
+
+@pytest.fixture(scope="module")
+def pretrainer(python_tokenizer):
+    config = AlbertConfig(vocab_size=python_tokenizer.vocab_size, embedding_size=16,
+                          hidden_size=32, num_layers=2, num_attention_heads=4,
+                          intermediate_size=64, max_position_embeddings=64,
+                          hidden_dropout=0.0, attention_dropout=0.0)
+    model = build_model(config, masked_lm=True, sentence_objective="sop")
+    randomize_weights(model, seed=3)
+    return model
+
+
+@pytest.fixture(scope="module")
+def model_folder(pretrainer, released_style_model, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export") / "run"
+    save_model_folder(pretrainer, str(folder), global_step=7, spm_model=released_style_model,
+                      max_seq_length=MAX_SEQ_LENGTH)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def exported(model_folder, tmp_path_factory):
+    """The model folder exported with the CLI (spm model and max_seq_length from the folder)."""
+    output = tmp_path_factory.mktemp("export") / "saved_model"
+    assert export_main(["--checkpoint", str(model_folder), "--output", str(output)]) == 0
+    return output
+
+
+FRESH_PROCESS = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # registers the SentencePiece and trimming ops
+
+    path, inputs, output = sys.argv[1:]
+    with open(inputs) as f:
+        inputs = json.load(f)
+    model = tf.saved_model.load(path)
+    results = {}
+    def run(name, **kwargs):
+        outputs = model.signatures[name](**{k: tf.constant(v) for k, v in kwargs.items()})
+        for key, value in outputs.items():
+            results[f"{name}/{key}"] = value.numpy()
+    run("serving_default", text=inputs["texts"])
+    run("serving_pairs", text=inputs["first"], text_pair=inputs["second"])
+    run("fill_mask", text=inputs["masked"])
+    ids = model.signatures["preprocess"](text=tf.constant(inputs["texts"]))
+    run("encode_ids", **{k: v.numpy() for k, v in ids.items()})
+    loaded = sorted(name for name in sys.modules
+                    if name.split(".")[0] in ("albert_tf", "data_prep"))
+    assert not loaded, loaded
+    np.savez(output, **results)
+""")
+
+
+@pytest.fixture(scope="module")
+def fresh_process_outputs(exported, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fresh")
+    (folder / "serve.py").write_text(FRESH_PROCESS)
+    first, second = [list(column) for column in zip(*PAIRS)]
+    (folder / "inputs.json").write_text(json.dumps(
+        {"texts": TEXTS, "first": first, "second": second, "masked": MASKED}))
+    subprocess.run([sys.executable, "serve.py", str(exported), "inputs.json", "out.npz"],
+                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
+    with np.load(folder / "out.npz", allow_pickle=True) as outputs:
+        return dict(outputs)
+
+
+def assert_same_encoding(outputs, prefix, expected_ids, encoder):
+    for name, value in expected_ids.items():
+        np.testing.assert_array_equal(outputs[f"{prefix}/{name}"], value, err_msg=name)
+    reference = encoder(expected_ids, training=False)
+    mask = expected_ids["input_mask"].astype(bool)
+    np.testing.assert_allclose(outputs[f"{prefix}/pooled_output"],
+                               reference["pooled_output"].numpy(), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(outputs[f"{prefix}/sequence_output"][mask],
+                               reference["sequence_output"].numpy()[mask], rtol=0, atol=1e-5)
+
+
+def test_raw_text_in_a_fresh_process_matches_keras_on_python_ids(
+        fresh_process_outputs, pretrainer, python_tokenizer):
+    singles = python_tokenizer.encode_for_model(TEXTS, max_seq_length=MAX_SEQ_LENGTH)
+    assert singles["input_word_ids"].shape[1] == MAX_SEQ_LENGTH  # LONG was truncated
+    assert_same_encoding(fresh_process_outputs, "serving_default", singles, pretrainer.encoder)
+    first, second = [list(column) for column in zip(*PAIRS)]
+    pairs = python_tokenizer.encode_for_model(first, second, max_seq_length=MAX_SEQ_LENGTH)
+    assert_same_encoding(fresh_process_outputs, "serving_pairs", pairs, pretrainer.encoder)
+    assert pairs["input_mask"][4].sum() == MAX_SEQ_LENGTH  # both long: both truncated
+    for name in ("pooled_output", "sequence_output"):
+        assert fresh_process_outputs[f"serving_default/{name}"].dtype == np.float32
+        np.testing.assert_array_equal(fresh_process_outputs[f"encode_ids/{name}"],
+                                      fresh_process_outputs[f"serving_default/{name}"])
+
+
+def test_fill_mask_in_a_fresh_process_matches_the_mlm_head(
+        fresh_process_outputs, pretrainer, python_tokenizer):
+    ids = python_tokenizer.pack([python_tokenizer.encode_with_masks(text) for text in MASKED],
+                                max_seq_length=MAX_SEQ_LENGTH)
+    word_ids = ids["input_word_ids"]
+    positions = [np.flatnonzero(row == python_tokenizer.mask_id) for row in word_ids]
+    assert [len(p) for p in positions] == [1, 2, 0, 0, 2]  # LONG's mask was truncated away
+    padded = np.zeros((len(MASKED), 2), np.int32)
+    for row, found in enumerate(positions):
+        padded[row, :len(found)] = found
+    encoded = pretrainer.encoder(ids, training=False)
+    logits = pretrainer.masked_lm(encoded["sequence_output"], padded,
+                                  pretrainer.encoder.get_embedding_table())
+    probabilities = tf.nn.softmax(logits).numpy()
+    probabilities[..., [0, 2, 3, 4]] = -1  # fill_mask never proposes pad/CLS/SEP/MASK
+    out = {name.split("/")[1]: value for name, value in fresh_process_outputs.items()
+           if name.startswith("fill_mask/")}
+    assert out["top_k_ids"].shape == (len(MASKED), 2, 5)
+    pieces = python_tokenizer._tokenizer.pieces
+    for row, found in enumerate(positions):
+        np.testing.assert_array_equal(out["mask_positions"][row][:len(found)], found)
+        assert (out["mask_positions"][row][len(found):] == -1).all()
+        for slot in range(len(found)):
+            expected = np.argsort(-probabilities[row, slot])[:5]
+            np.testing.assert_array_equal(out["top_k_ids"][row, slot], expected)
+            np.testing.assert_allclose(out["top_k_probabilities"][row, slot],
+                                       probabilities[row, slot, expected], atol=1e-5)
+            assert [p.decode() for p in out["top_k_pieces"][row, slot]] == pieces(expected)
+        assert (out["top_k_ids"][row, len(found):] == -1).all()
+
+
+@pytest.fixture(scope="module")
+def loaded(exported):
+    return load_saved_model(str(exported))
+
+
+@pytest.mark.parametrize("texts", [
+    ["x"], [], ["", " ", "\n\t\u3000"], [b"\xff\xfe\xfd", b"caf\xc3", b"\x00\x00"],
+    ["the cafe " * 200_000], ["a"] * 40])
+def test_any_input_is_served(loaded, texts, python_tokenizer):
+    outputs = loaded.signatures["serving_default"](text=tf.constant(texts, tf.string))
+    batch, length = outputs["input_word_ids"].shape
+    assert batch == len(texts) and 2 <= length <= MAX_SEQ_LENGTH
+    assert outputs["sequence_output"].shape == (batch, length, 32)
+    assert np.isfinite(outputs["sequence_output"].numpy()).all()
+    assert np.isfinite(outputs["pooled_output"].numpy()).all()
+    if texts and isinstance(texts[0], str):
+        expected = python_tokenizer.encode_for_model(texts, max_seq_length=MAX_SEQ_LENGTH)
+        np.testing.assert_array_equal(outputs["input_word_ids"], expected["input_word_ids"])
+
+
+def test_saved_model_cli_lists_the_signatures(exported):
+    cli = shutil.which("saved_model_cli", path=os.path.dirname(sys.executable)) or \
+        shutil.which("saved_model_cli")
+    assert cli, "saved_model_cli is installed with tensorflow"
+    shown = subprocess.run([cli, "show", "--all", "--dir", str(exported)], check=True,
+                           capture_output=True, text=True, env=env_without_repo()).stdout
+    signatures = parse_saved_model_cli(shown)
+    assert set(signatures) == {"serving_default", "serving_pairs", "encode_ids", "preprocess",
+                               "preprocess_pairs", "fill_mask"}
+    ids = {name: ("DT_INT32", "(-1, -1)")
+           for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    encoded = {"pooled_output": ("DT_FLOAT", "(-1, 32)"),
+               "sequence_output": ("DT_FLOAT", "(-1, -1, 32)")}
+    text = ("DT_STRING", "(-1)")
+    assert signatures["serving_default"] == ({"text": text}, {**ids, **encoded})
+    assert signatures["serving_pairs"] == ({"text": text, "text_pair": text}, {**ids, **encoded})
+    assert signatures["encode_ids"] == (ids, encoded)
+    assert signatures["preprocess"] == ({"text": text}, ids)
+    assert signatures["fill_mask"] == ({"text": text}, {
+        "mask_positions": ("DT_INT32", "(-1, -1)"), "top_k_ids": ("DT_INT32", "(-1, -1, 5)"),
+        "top_k_pieces": ("DT_STRING", "(-1, -1, 5)"),
+        "top_k_probabilities": ("DT_FLOAT", "(-1, -1, 5)")})
+    assert (exported / "assets" / "30k-clean.model").is_file()
+
+
+def parse_saved_model_cli(shown: str) -> dict:
+    """signature name -> ({input: (dtype, shape)}, {output: (dtype, shape)})."""
+    signatures = {}
+    for block in re.split(r"\nsignature_def\[", shown)[1:]:
+        name = block[1:block.index("'", 1)]
+        if name.startswith("__"):
+            continue
+        tensors = ({}, {})
+        for kind, tensor, dtype, shape in re.findall(
+                r"(inputs|outputs)\['(\w+)'\] tensor_info:\s+dtype: (\w+)\s+shape: (\([-\d, ]*\))",
+                block):
+            tensors[kind == "outputs"][tensor] = (dtype, shape)
+        signatures[name] = tensors
+    return signatures
+
+
+def test_loading_says_what_is_missing_without_tensorflow_text(exported):
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["tensorflow_text"] = None  # as if tensorflow-text were not installed
+        import tensorflow as tf
+        try:
+            tf.saved_model.load({str(exported)!r})
+        except Exception as error:
+            print("RAW:", error)
+        from albert_tf.export import ExportError, load_saved_model
+        try:
+            load_saved_model({str(exported)!r})
+        except ExportError as error:
+            print("OURS:", error)
+    """)
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")).stdout
+    assert "RAW: Op type not registered 'Sentencepiece" in shown
+    assert "OURS: cannot import tensorflow_text" in shown
+    assert "import tensorflow_text` before tf.saved_model.load" in shown
+
+
+def test_mixed_precision_xla_export_gives_float32_outputs(pretrainer, released_style_model,
+                                                          python_tokenizer, tmp_path):
+    with precision_policy("mixed_bfloat16"):
+        encoder = build_model(pretrainer.config, masked_lm=False, sentence_objective="none")
+    encoder.set_weights(pretrainer.encoder.get_weights())
+    assert encoder.compute_dtype == "bfloat16"
+    options = ExportOptions(max_seq_length=MAX_SEQ_LENGTH, jit_compile=True,
+                            pad_to_multiple_of=8)
+    export_saved_model(encoder, released_style_model, str(tmp_path / "bf16"), options)
+    served = load_saved_model(str(tmp_path / "bf16"))
+    assert "fill_mask" not in served.signatures  # an encoder has no MLM head
+    texts = ["the cafe", "", "he was in"]
+    outputs = served.signatures["serving_default"](text=tf.constant(texts))
+    assert outputs["pooled_output"].dtype == tf.float32
+    assert outputs["sequence_output"].dtype == tf.float32
+    ids = python_tokenizer.encode_for_model(texts, max_seq_length=MAX_SEQ_LENGTH)
+    assert 8 < ids["input_word_ids"].shape[1] < 16
+    assert outputs["input_word_ids"].shape[1] == 16  # padded up to the multiple of 8
+    reference = pretrainer.encoder(ids)
+    difference = np.abs(outputs["pooled_output"].numpy() - reference["pooled_output"].numpy())
+    assert 0 < difference.max() < 0.05  # bfloat16 compute: close, not equal
+    with open(tmp_path / "bf16" / "assets.extra" / "albert_export.json") as f:
+        assert json.load(f)["compute_dtype"] == "bfloat16"
+
+
+class _Classifier(tf_keras.Model):
+    """A task model as the export expects one: the encoder's outputs plus its own."""
+
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+        self.classifier = tf_keras.layers.Dense(3)
+
+    def call(self, inputs, training=None):
+        outputs = self.encoder(inputs, training=training)
+        return {**outputs,
+                "probabilities": tf.nn.softmax(self.classifier(outputs["pooled_output"]))}
+
+
+def test_a_task_model_exports_its_outputs(pretrainer, released_style_model, python_tokenizer,
+                                          tmp_path):
+    model = _Classifier(pretrainer.encoder)
+    ids = python_tokenizer.encode_for_model(TEXTS, max_seq_length=MAX_SEQ_LENGTH)
+    expected = model(ids)["probabilities"].numpy()
+    export_saved_model(model, released_style_model, str(tmp_path / "task"),
+                       ExportOptions(max_seq_length=MAX_SEQ_LENGTH))
+    served = load_saved_model(str(tmp_path / "task"))
+    outputs = served.signatures["serving_default"](text=tf.constant(TEXTS))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-6)
+
+
+def test_cli_exports_one_checkpoint_without_the_head(model_folder, tmp_path):
+    output = tmp_path / "encoder"
+    assert export_main(["--checkpoint", str(model_folder / "checkpoints" / "ckpt-7"),
+                        "--output", str(output), "--encoder_only",
+                        "--max_seq_length", "16"]) == 0
+    facts = json.loads((output / "assets.extra" / "albert_export.json").read_text())
+    assert facts["global_step"] == 7 and facts["options"]["max_seq_length"] == 16
+    assert "fill_mask" not in facts["signatures"]
+
+
+def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "keep.txt").write_text("mine")
+    assert export_main(["--checkpoint", str(model_folder), "--output", str(occupied)]) == 2
+    assert "exists and is not an empty folder" in capsys.readouterr().err
+    assert os.listdir(occupied) == ["keep.txt"]
+
+    other = tmp_path / "other.model"
+    other.write_bytes(b"not a sentencepiece model")
+    assert export_main(["--checkpoint", str(model_folder), "--spm_model", str(other),
+                        "--output", str(tmp_path / "x")]) == 2
+    assert "not a SentencePiece model" in capsys.readouterr().err
+    assert export_main(["--checkpoint", str(model_folder), "--max_seq_length", "65",
+                        "--output", str(tmp_path / "x")]) == 2
+    assert "exceeds the model's max_position_embeddings 64" in capsys.readouterr().err
+    assert export_main(["--checkpoint", str(model_folder), "--top_k", "0",
+                        "--output", str(tmp_path / "x")]) == 2
+    assert "top_k must be between 1 and" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["occupied", "other.model"]
+
+
+def test_a_tokenizer_of_another_size_is_refused(pretrainer, tmp_path):
+    import sentencepiece as spm
+
+    from albert_tf.text.tokenizer import train_sentencepiece
+
+    path = train_sentencepiece((f"word{i} and more words {i % 7}" for i in range(300)),
+                               str(tmp_path / "small"), vocab_size=40)
+    assert spm.SentencePieceProcessor(model_file=path).get_piece_size() != \
+        pretrainer.config.vocab_size
+    with pytest.raises(ExportError, match="40 pieces but the model's vocab_size"):
+        export_saved_model(pretrainer, path, str(tmp_path / "out"))

@@ -1,0 +1,531 @@
+"""albert-finetune end to end on CPU: a tiny pretrained ALBERT learns a synthetic GLUE-format
+classification task and a synthetic SQuAD-format span task to high dev scores; the runs keep
+their best checkpoint, write leaderboard files, resume as finished, and export to a raw-text
+SavedModel whose task outputs equal the Keras model's."""
+
+import json
+import os
+import pathlib
+import random
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
+from process_helpers import child_environment, wait_for_backup
+
+from albert_tf.cli.export import main as export_main
+from albert_tf.cli.finetune import main as finetune_main
+from albert_tf.cli.pretrain import main as pretrain_main
+from albert_tf.comparison.check import DownstreamCheck
+from albert_tf.comparison.gain import compare_starts, paired_difference
+from albert_tf.config.finetuning import load_finetune_config
+from albert_tf.config.pretraining import pretrain_config_from_mapping
+from albert_tf.export import load_saved_model
+from albert_tf.finetuning.initialization import load_pretrained_encoder
+from albert_tf.finetuning.restore import load_finetuned
+from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.training.trainer import run_pretraining
+from data_prep.cli import main as data_main
+
+SEQ = 64
+CODE_WORDS = ("amber", "bronze", "cobalt", "copper", "coral", "ivory", "jade", "olive",
+              "pearl", "ruby", "silver", "violet")
+
+
+def code_questions(count, seed):
+    """SQuAD v1.1 paragraphs: "... the code is <one to three words> . ..." asked "what is the
+    code?"; contexts of 20-60 words, so many span two windows of 64."""
+    rng = random.Random(seed)
+    data = []
+    for index in range(count):
+        code = " ".join(rng.choice(CODE_WORDS) for _ in range(rng.randint(1, 3)))
+        before = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
+        after = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 20)))
+        context = f"{before.capitalize()} the code is {code}. {after}."
+        start = context.index(" the code is ") + len(" the code is ")
+        data.append({"title": f"t{index}", "paragraphs": [{"context": context, "qas": [{
+            "id": f"q{index}", "question": "What is the code?",
+            "answers": [{"text": code, "answer_start": start}]}]}]})
+    return {"version": "1.1", "data": data}
+
+
+def with_unanswerable(dataset, seed):
+    """SQuAD v2.0: every other paragraph loses its code sentence and its question becomes
+    unanswerable."""
+    rng = random.Random(seed)
+    for index, article in enumerate(dataset["data"]):
+        paragraph = article["paragraphs"][0]
+        if index % 2:
+            code = paragraph["qas"][0]["answers"][0]["text"]
+            paragraph["context"] = paragraph["context"].replace(f" the code is {code}.",
+                                                                f" the {rng.choice(WORDS)}.")
+            paragraph["qas"][0].update(answers=[], is_impossible=True)
+    dataset["version"] = "v2.0"
+    return dataset
+
+
+FEELINGS = ("good", "bad", "tired", "hungry")
+
+
+def feeling_questions(folder, count, seed):
+    """RACE files: a passage with one positive or negative word, asked "how does the writer
+    feel?" with the options good, bad, tired and hungry in a random order (the answer needs
+    the passage and the option together)."""
+    rng = random.Random(seed)
+    for level in ("middle", "high"):
+        os.makedirs(os.path.join(folder, level), exist_ok=True)
+    for index, (passage, label) in enumerate(sentiment_rows(count, seed)):
+        options = rng.sample(FEELINGS, 4)
+        answer = options.index("good" if label else "bad")
+        article = {"id": f"{index}.txt", "article": passage + ".",
+                   "questions": ["How does the writer feel?"], "options": [options],
+                   "answers": ["ABCD"[answer]]}
+        level = ("middle", "high")[index % 2]
+        with open(os.path.join(folder, level, f"{index}.txt"), "w") as f:
+            json.dump(article, f)
+
+
+@pytest.fixture(scope="module")
+def task_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    sst = root / "SST-2"
+    sst.mkdir()
+    write_tsv(sst / "train.tsv", ["sentence", "label"], sentiment_rows(480, 1))
+    write_tsv(sst / "dev.tsv", ["sentence", "label"], sentiment_rows(100, 2))
+    write_tsv(sst / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(30, 3))])
+    squad = root / "squad"
+    squad.mkdir()
+    (squad / "train-v1.1.json").write_text(json.dumps(code_questions(480, 4)))
+    (squad / "dev-v1.1.json").write_text(json.dumps(code_questions(80, 5)))
+    squad_v2 = root / "squad_v2"
+    squad_v2.mkdir()
+    (squad_v2 / "train-v2.0.json").write_text(json.dumps(with_unanswerable(
+        code_questions(480, 6), 7)))
+    (squad_v2 / "dev-v2.0.json").write_text(json.dumps(with_unanswerable(
+        code_questions(80, 8), 9)))
+    for split, count, seed in (("train", 400, 12), ("dev", 80, 13), ("test", 20, 14)):
+        feeling_questions(str(root / "RACE" / split), count, seed)
+    return {"sst2": str(sst), "squad": str(squad), "squad_v2": str(squad_v2),
+            "race": str(root / "RACE")}
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory, task_files):
+    """A tiny ALBERT pretrained for 100 MLM + SOP steps on English-like text that also holds
+    the tasks' words (so the SentencePiece model knows them)."""
+    root = tmp_path_factory.mktemp("pretrained")
+    lines = [sentence for sentence, _ in sentiment_rows(300, 9)]
+    lines += [paragraph["paragraphs"][0]["context"]
+              for paragraph in code_questions(300, 10)["data"]]
+    lines += [f"How does the writer feel? {word}." for word in FEELINGS]
+    corpus = root / "corpus.txt"
+    documents = ["\n".join(lines[start:start + 6]) for start in range(0, len(lines), 6)]
+    corpus.write_text(english_like_text(150, seed=11) + "\n" + "\n\n".join(documents) + "\n")
+    assert data_main(["train-spm", "--input", str(corpus), "--model_prefix", str(root / "spm"),
+                      "--vocab_size", "300"]) == 0
+    assert data_main(["build", "--input", str(corpus), "--spm_model", str(root / "spm.model"),
+                      "--output_dir", str(root / "shards"), "--dupe_factor", "1",
+                      "--max_seq_length", str(SEQ), "--max_predictions_per_seq", "10",
+                      "--num_shards", "1", "--no_progress"]) == 0
+    config = pretrain_config_from_mapping({
+        "model": {"vocab_size": 300, "embedding_size": 32, "hidden_size": 64, "num_layers": 2,
+                  "num_attention_heads": 4, "intermediate_size": 128,
+                  "max_position_embeddings": SEQ},
+        "data": {"train_files": [str(root / "shards" / "*.tfrecord")], "max_seq_length": SEQ,
+                 "max_predictions_per_seq": 10, "shuffle_buffer": 500},
+        "optimizer": {"type": "adamw", "learning_rate": 0.001, "warmup_steps": 30},
+        "init": {"mlm_output_bias": "unigram"},
+        "train": {"model_dir": str(root / "run"), "global_batch_size": 32, "train_steps": 100,
+                  "steps_per_epoch": 100, "steps_per_execution": 10, "backup_every_steps": 100,
+                  "eval_steps": 0, "verbose": 0}}, "test")
+    run_pretraining(config)
+    return {"model_dir": str(root / "run"), "spm": str(root / "spm.model")}
+
+
+def finetune(task, data_dir, pretrained, model_dir, *overrides):
+    return finetune_main([
+        "--task", task, "--data_dir", data_dir, "--init_checkpoint", pretrained["model_dir"],
+        "--spm_model", pretrained["spm"], "--model_dir", str(model_dir),
+        "--override", f"data.max_seq_length={SEQ}", "--override", "train.verbose=0",
+        "--override", "train.eval_batch_size=32", "--override", "optimizer.warmup_steps=20",
+        *[item for override in overrides for item in ("--override", override)]])
+
+
+SST2_RECIPE = ("optimizer.learning_rate=1e-3", "train.global_batch_size=32",
+               "train.train_steps=150", "train.eval_every_steps=50")
+
+
+@pytest.fixture(scope="module")
+def sst2_run(pretrained, task_files, tmp_path_factory):
+    model_dir = tmp_path_factory.mktemp("runs") / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE) == 0
+    return model_dir
+
+
+@pytest.mark.slow
+def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_file(
+        sst2_run, pretrained, task_files, capsys):
+    model_dir = sst2_run
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [50, 100, 150]
+    best = json.loads((model_dir / "best.json").read_text())
+    assert best["value"] == max(entry["dev"]["accuracy"] for entry in history)
+    assert results["best_step"] == best["step"]
+    lines = (model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert lines[0] == "index\tprediction" and len(lines) == 31
+    truth = [label for _, label in sentiment_rows(30, 3)]
+    predicted = [int(line.split("\t")[1]) for line in lines[1:]]
+    assert [line.split("\t")[0] for line in lines[1:]] == [str(i) for i in range(30)]
+    assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
+    # The same command again finds the run finished.
+    capsys.readouterr()
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE) == 0
+    assert "not training again" in capsys.readouterr().out
+    # ... also when only what is shown or how evaluation is batched changes; asked for with
+    # another recipe, it names what differs instead of returning the run it holds.
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE,
+                    "train.eval_batch_size=16", "train.log_every_steps=10") == 0
+    assert "not training again" in capsys.readouterr().out
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE,
+                    "optimizer.learning_rate=2e-3", "optimizer.bias_correction=true") == 2
+    error = capsys.readouterr().err
+    assert f"{model_dir} holds a fine-tuning run made with other settings" in error
+    assert ("optimizer.bias_correction: False -> True; optimizer.learning_rate: 0.001 -> "
+            "0.002") in error
+
+
+def test_several_steps_per_execution_train_and_predict_every_row(pretrained, task_files,
+                                                                tmp_path):
+    """Keras cannot infer the length of the cached dev/test data: with more than one step per
+    execution the predictions need an explicit step count (it used to exit at the first dev
+    evaluation). 30 dev rows in one batch of 32, 5 steps per execution."""
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=10",
+                    "train.eval_every_steps=5", "train.steps_per_execution=5",
+                    "train.global_batch_size=16", "optimizer.warmup_steps=2") == 0
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [5, 10]
+    assert len((model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()) == 31
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
+    """The SavedModel's probabilities equal the Keras model's on the same text, and its
+    answers on new sentences are right."""
+    run = load_finetuned(str(sst2_run))
+    assert run.step == json.loads((sst2_run / "best.json").read_text())["step"]
+    assert export_main(["--checkpoint", str(sst2_run), "--output", str(tmp_path / "export")]) == 0
+    facts = json.loads((tmp_path / "export" / "assets.extra" / "albert_export.json").read_text())
+    assert facts["task"] == "sst2" and facts["options"]["max_seq_length"] == SEQ
+    rows = sentiment_rows(12, 21)
+    texts = [sentence for sentence, _ in rows]
+    tokenizer = AlbertTokenizer(run.config.model.spm_model, run.config.model.lower_case)
+    expected = run.model(tokenizer.encode_for_model(texts, max_seq_length=SEQ),
+                         training=False)["probabilities"].numpy()
+    served = load_saved_model(str(tmp_path / "export"))
+    outputs = served.signatures["serving_default"](text=tf.constant(texts))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-5)
+    predicted = outputs["probabilities"].numpy().argmax(-1)
+    assert np.mean(predicted == np.array([label for _, label in rows])) >= 0.9
+
+
+@pytest.mark.slow
+def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
+    model_dir = tmp_path / "squad"
+    assert finetune("squad_v1", task_files["squad"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
+                    "train.train_steps=800", "train.eval_every_steps=200",
+                    "data.doc_stride=24", "data.max_query_length=16",
+                    "squad.max_answer_length=10") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert results["exact"] >= 95 and results["f1"] >= 95
+    predictions = json.loads((model_dir / "predictions" / "dev" / "predictions.json")
+                             .read_text())
+    gold = {paragraph["paragraphs"][0]["qas"][0]["id"]:
+            paragraph["paragraphs"][0]["qas"][0]["answers"][0]["text"]
+            for paragraph in code_questions(80, 5)["data"]}
+    assert predictions.keys() == gold.keys()
+    assert np.mean([predictions[key] == gold[key] for key in gold]) >= 0.95
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("head", ["answerability", "cls"])
+def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_path, head):
+    """Both SQuAD 2.0 heads: the original's (answerability logit, threshold tuned on dev)
+    and BERT's [CLS] span (null odds against 0)."""
+    model_dir = tmp_path / "squad_v2"
+    assert finetune("squad_v2", task_files["squad_v2"], pretrained, model_dir,
+                    "optimizer.learning_rate=1e-3", "train.train_steps=800",
+                    "train.eval_every_steps=200", "data.doc_stride=24",
+                    "data.max_query_length=16", "squad.max_answer_length=10",
+                    f"squad.v2_head={head}") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert results["HasAns_total"] == 40 and results["NoAns_total"] == 40
+    # Unanswerable questions are recognized; answerable ones found (a tiny model at 800
+    # steps still clips some multi-word answers: F1 above exact match).
+    assert results["NoAns_exact"] >= 95 and results["HasAns_f1"] >= 85 and results["f1"] >= 90
+    assert "best_f1_threshold" in results
+    threshold = results["null_score_threshold"] if head == "answerability" else 0.0
+    odds = json.loads((model_dir / "predictions" / "dev" / "null_odds.json").read_text())
+    predictions = json.loads((model_dir / "predictions" / "dev" / "predictions.json")
+                             .read_text())
+    assert all((predictions[key] == "") == (odds[key] > threshold) for key in predictions)
+
+
+@pytest.mark.slow
+def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp_path):
+    """Four options per question, one score each, softmax across them: within 200 steps the
+    tiny model learns which options can be right at all (good or bad, never tired or
+    hungry), which only labels aligned with their options can teach: accuracy doubles from
+    chance (25%) to about 50%. Telling good from bad needs the passage-option interaction, which
+    this 2-layer model learns only after several hundred more steps, and then not reliably
+    (a run's dropout noise decides when), so the test stops at what it can show every time.
+    The learning rate is 3e-4: at 1e-3 some seeds kept the loss at ln 4 for all 200 steps
+    and an untrained preference for tired and hungry gave 0-1% on dev; at 3e-4 seeds 1-5
+    reached 47-71% with every test prediction good or bad."""
+    model_dir = tmp_path / "race"
+    assert finetune("race", task_files["race"], pretrained, model_dir,
+                    "optimizer.learning_rate=3e-4", "train.global_batch_size=16",
+                    "train.train_steps=200", "train.eval_every_steps=100",
+                    "data.max_qa_length=16") == 0
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
+    assert set(results) == {"accuracy", "accuracy_middle", "accuracy_high"}
+    assert results["accuracy"] >= 0.4  # chance: 0.25
+    predictions = json.loads((model_dir / "predictions" / "race_test_predictions.json")
+                             .read_text())
+    assert len(predictions) == 20
+    chosen = []
+    for level in ("middle", "high"):
+        for path in (pathlib.Path(task_files["race"]) / "test" / level).glob("*.txt"):
+            article = json.loads(path.read_text())
+            letter = predictions[f"{article['id']}-0"]
+            chosen.append(article["options"][0]["ABCD".index(letter)])
+    assert len(chosen) == 20 and set(chosen) <= {"good", "bad"}
+
+
+def finetune_command(task, data_dir, pretrained, model_dir, *overrides):
+    arguments = ["--task", task, "--data_dir", data_dir, "--init_checkpoint",
+                 pretrained["model_dir"], "--spm_model", pretrained["spm"], "--model_dir",
+                 str(model_dir)]
+    for override in (f"data.max_seq_length={SEQ}", "train.verbose=0",
+                     "train.eval_batch_size=32", "optimizer.warmup_steps=20", *overrides):
+        arguments += ["--override", override]
+    return [sys.executable, "-m", "albert_tf.cli.finetune", *arguments]
+
+
+@pytest.mark.slow
+def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(pretrained, task_files,
+                                                                    tmp_path):
+    env = child_environment(tmp_path)
+    recipe = ("optimizer.learning_rate=1e-3", "train.train_steps=120",
+              "train.eval_every_steps=40", "train.steps_per_execution=4",
+              "model.classifier_dropout=0.0")
+    commands = {name: finetune_command("sst2", task_files["sst2"], pretrained, tmp_path / name,
+                                       *recipe) for name in ("straight", "killed")}
+    straight = subprocess.Popen(commands["straight"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(commands["killed"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    backup = tmp_path / "killed" / "backup" / "chief"
+    wait_for_backup(backup, victim)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "killed" / "eval_results.json").exists()
+
+    resumed = subprocess.run(commands["killed"], env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming after step 40" in resumed.stdout
+    assert straight.wait(timeout=600) == 0
+    history = [json.loads(line)
+               for line in (tmp_path / "killed" / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [40, 80, 120]
+    reference = [json.loads(line)
+                 for line in (tmp_path / "straight" / "eval_history.jsonl").open()]
+    for ours, theirs in zip(history, reference):
+        assert ours["dev"]["accuracy"] == pytest.approx(theirs["dev"]["accuracy"], abs=1e-6)
+    assert not list((tmp_path / "killed" / "backup").rglob("*.index"))  # deleted at the end
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_run_can_start_another(sst2_run, tmp_path):
+    """Intermediate-task transfer (e.g. RTE from MNLI): the encoder comes from the run's best
+    checkpoint, its tokenizer and casing with it."""
+    config = load_finetune_config(None, [f"model.init_checkpoint={sst2_run}",
+                                         "data.max_seq_length=32"], task="rte")
+    pretrained = load_pretrained_encoder(config)
+    run = load_finetuned(str(sst2_run))
+    assert pretrained.spm_model == run.config.model.spm_model
+    for ours, theirs in zip(pretrained.encoder.get_weights(), run.model.encoder.get_weights()):
+        np.testing.assert_array_equal(ours, theirs)
+    assert "sst2" in pretrained.source
+
+
+@pytest.mark.slow
+def test_fine_tuning_runs_under_a_two_replica_strategy(pretrained, task_files, tmp_path,
+                                                       two_cpu_strategy, monkeypatch):
+    """model.fit, the per-replica input pipeline and the dev predictions under
+    MirroredStrategy over two logical CPUs (the shared strategy of conftest)."""
+    from albert_tf.finetuning import runner
+
+    monkeypatch.setattr(runner, "create_strategy", lambda config: two_cpu_strategy)
+    config = load_finetune_config(None, [
+        f"data.data_dir={task_files['sst2']}", f"data.max_seq_length={SEQ}",
+        f"model.init_checkpoint={pretrained['model_dir']}",
+        f"model.spm_model={pretrained['spm']}", f"train.model_dir={tmp_path / 'run'}",
+        "train.global_batch_size=32", "train.eval_batch_size=32", "train.train_steps=60",
+        "train.eval_every_steps=30", "train.verbose=0", "optimizer.learning_rate=1e-3",
+        "optimizer.warmup_steps=10"], task="sst2")
+    result = runner.run_finetuning(config)
+    assert result.best_step in (30, 60)
+    assert result.dev_metrics["dev"]["accuracy"] >= 0.9
+    lines = (tmp_path / "run" / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert len(lines) == 31
+
+
+@pytest.mark.slow
+def test_released_format_checkpoints_start_a_run_with_the_same_encoder(pretrained, tmp_path):
+    """--from original (the TF1 release layout) and --from huggingface give the encoder
+    weights our own folder gives."""
+    from albert_tf.cli.convert import main as convert_main
+
+    reference = load_pretrained_encoder(load_finetune_config(None, [
+        f"model.init_checkpoint={pretrained['model_dir']}",
+        f"model.spm_model={pretrained['spm']}", "data.max_seq_length=32"], task="rte"))
+    for target in ("original", "huggingface"):
+        output = tmp_path / target
+        assert convert_main(["--from", "ours", "--input", pretrained["model_dir"], "--to",
+                             target, "--output", str(output), "--spm_model",
+                             pretrained["spm"]]) == 0
+        loaded = load_pretrained_encoder(load_finetune_config(None, [
+            f"model.init_checkpoint={output}", f"model.init_format={target}",
+            "data.max_seq_length=32"], task="rte"))
+        assert loaded.config.hidden_size == reference.config.hidden_size
+        assert loaded.spm_model and os.path.exists(loaded.spm_model)
+        for ours, theirs in zip(reference.encoder.get_weights(), loaded.encoder.get_weights()):
+            np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_path, capsys):
+    """`classify`: a folder as `albert-data task` writes it (SST-2's columns, its labels in
+    source.json, here in an order that is not the sorted one, the test labels apart),
+    trained end to end; the test split is scored at the checkpoint dev chose. A fine-tune
+    that can only learn one class (every training label the same) is named stuck; one that
+    learns is not."""
+    folder = tmp_path / "feelings"
+    folder.mkdir()
+    names = {0: "sad", 1: "glad"}
+    for split, count, seed in (("train", 480, 1), ("dev", 100, 2)):
+        write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
+                  [(sentence, names[label]) for sentence, label in sentiment_rows(count, seed)])
+    write_tsv(folder / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(sentiment_rows(30, 3))])
+    truth = [names[label] for _, label in sentiment_rows(30, 3)]
+    write_tsv(folder / "test_labels.tsv", ["index", "label"], list(enumerate(truth)))
+    (folder / "source.json").write_text(json.dumps({"labels": ["sad", "glad"]}))
+    model_dir = tmp_path / "run"
+    assert finetune("classify", str(folder), pretrained, model_dir, *SST2_RECIPE) == 0
+    assert "stuck" not in capsys.readouterr().out
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev_metrics"]["dev"]["accuracy"] >= 0.95
+    lines = (model_dir / "predictions" / "classify.tsv").read_text().splitlines()
+    predicted = [line.split("\t")[1] for line in lines[1:]]
+    assert np.mean(np.array(predicted) == np.array(truth)) >= 0.9
+    # The test score is the written predictions' accuracy; the floors are the larger class's
+    # share of each split, counted here.
+    assert results["test_metrics"]["test"]["accuracy"] == pytest.approx(
+        np.mean(np.array(predicted) == np.array(truth)))
+    dev_labels = [label for _, label in sentiment_rows(100, 2)]
+    assert results["metric"] == "accuracy" and results["constant_scores"] == pytest.approx(
+        {"dev": max(np.mean(dev_labels), 1 - np.mean(dev_labels)),
+         "test": max(truth.count("glad"), truth.count("sad")) / 30})
+    # Forced to one class: every training example says "glad".
+    write_tsv(folder / "train.tsv", ["sentence", "label"],
+              [(sentence, "glad") for sentence, _ in sentiment_rows(480, 1)])
+    assert finetune("classify", str(folder), pretrained, tmp_path / "one_class", *SST2_RECIPE,
+                    "train.train_steps=50") == 0
+    shown = capsys.readouterr().out
+    stuck = json.loads((tmp_path / "one_class" / "eval_results.json").read_text())
+    assert stuck["dev_metrics"]["dev"]["accuracy"] == pytest.approx(np.mean(dev_labels))
+    assert ("albert-finetune: stuck: the best dev accuracy "
+            f"{100 * np.mean(dev_labels):.1f} is within 1 point of what one answer") in shown
+    (folder / "source.json").write_text(json.dumps({"labels": ["sad"]}))
+    assert finetune("classify", str(folder), pretrained, tmp_path / "again",
+                    *SST2_RECIPE) == 2
+
+
+@pytest.mark.slow
+def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_path, capsys):
+    """`downstream_check.task_dir`: a finished run is fine-tuned from itself and from a random
+    start on the task folder; the two dev scores are printed and kept. A missing folder is a
+    note, not an error."""
+    run = tmp_path / "run"
+    shutil.copytree(pretrained["model_dir"], run)
+    folder = tmp_path / "feelings"
+    folder.mkdir()
+    write_tsv(folder / "train.tsv", ["sentence", "label"], sentiment_rows(200, 1))
+    write_tsv(folder / "dev.tsv", ["sentence", "label"], sentiment_rows(64, 2))
+    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["train"]["model_dir"] = str(run)
+    config["downstream_check"] = {"task_dir": str(folder), "train_steps": 40, "num_seeds": 2}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 0
+    shown = capsys.readouterr().out
+    check = json.loads((run / "downstream_check.json").read_text())
+    scores = {start: [json.loads((run / "downstream_check" / start / f"seed{seed}" /
+                                  "eval_results.json").read_text())["dev_metrics"]["dev"]
+                      ["accuracy"] for seed in (1, 2)] for start in ("pretrained", "random")}
+    assert check["split"] == "dev" and check["seeds"]["pretrained"]["2"]["value"] == \
+        pytest.approx(scores["pretrained"][1])
+    assert (check["gain"], check["low"], check["high"]) == pytest.approx(
+        paired_difference(scores["pretrained"], scores["random"]))
+    assert check["task"] == "sst2" and check["train_steps"] == 40
+    assert check["recipe"] == "small_model_v2"
+    assert (f"downstream check on feelings (40 fine-tuning steps, 2 seeds): dev accuracy "
+            f"{100 * np.mean(scores['pretrained']):.1f} from this run, "
+            f"{100 * np.mean(scores['random']):.1f} from a random start "
+            f"({100 * check['gain']:+.1f} points [{100 * check['low']:+.1f}, "
+            f"{100 * check['high']:+.1f}] (95%, paired by seed))") in shown
+    config["downstream_check"]["task_dir"] = str(tmp_path / "bbc-news")
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 0
+    assert (f"downstream check skipped: no task folder at {tmp_path / 'bbc-news'} (make it "
+            f"with `albert-data task --source bbc-news") in capsys.readouterr().out
+    # A folder without a readable description is an error naming the file.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "source.json").write_text("{}")
+    config["downstream_check"]["task_dir"] = str(broken)
+    path.write_text(yaml.safe_dump(config))
+    assert pretrain_main(["--config", str(path)]) == 2
+    assert (f"albert-pretrain: error: downstream check: {broken / 'source.json'}: not a task "
+            f"folder's description") in capsys.readouterr().err
+    # The warnings, by hand: no gain is a warning, any gain is not; a stuck random start
+    # makes the comparison fail, whatever the gain.
+    def check_of(pretrained, random):
+        seeds = {"pretrained": pretrained, "random": random}
+        return DownstreamCheck(str(folder), "accuracy", 40, seeds,
+                               compare_starts(pretrained, random))
+
+    ahead = {"1": {"value": 0.71, "test": None, "stuck": False}}
+    tied = check_of({"1": {"value": 0.7, "test": None, "stuck": False}}, ahead)
+    assert tied.warning().startswith("warning: the pretrained encoder is no better a start")
+    assert check_of(ahead, {"1": {"value": 0.7, "test": None, "stuck": False}}
+                    ).warning() is None
+    failed = check_of(ahead, {"1": {"value": 0.5, "test": None, "stuck": True}})
+    assert failed.warning().startswith("warning: the comparison failed: the random start "
+                                       "stuck at the constant answer on seed 1")
+    assert "(one seed: no interval)" in failed.summary()

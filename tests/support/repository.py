@@ -1,0 +1,5 @@
+"""Where the repository is, for tests that read its configs, benchmarks or source."""
+
+import os
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
