@@ -22,7 +22,7 @@ import os
 from typing import Any, Mapping
 
 from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
-from albert_tf.downstream.glue_tasks import FOLDER_DESCRIPTION
+from albert_tf.task_data.glue_tasks import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions
 from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer

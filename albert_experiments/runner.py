@@ -47,7 +47,7 @@ from albert_tf.config.schema import setting_differences
 from albert_tf.data.validation import read_shard_manifest
 from albert_tf.models.parameters import parameter_counts
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.tokenizer import SentencePieceTokenizer
+from albert_tf.text.vocabulary import SentencePieceTokenizer
 from albert_tf.training.evaluation import evaluate_files, example_outcomes, table6_row
 from albert_tf.training.trainer import run_pretraining
 

@@ -24,7 +24,14 @@ import sentencepiece as spm
 
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.sentencepiece_proto import without_dummy_prefix
-from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, SentencePieceTokenizer
+from albert_tf.text.vocabulary import (
+    CLS_ID,
+    MASK_ID,
+    PAD_ID,
+    SEP_ID,
+    UNK_ID,
+    SentencePieceTokenizer,
+)
 
 MASK_TEXT = "[MASK]"
 
@@ -51,7 +58,7 @@ class AlbertTokenizer:
 
     @property
     def piece_model(self) -> SentencePieceTokenizer:
-        """The loaded SentencePiece model with the digit-comma rule (`albert_tf.text.tokenizer`),
+        """The loaded SentencePiece model with the digit-comma rule (`albert_tf.text.vocabulary`),
         for callers that need more than ids, e.g. piece offsets for SQuAD answer spans."""
         return self._tokenizer
 

@@ -6,9 +6,10 @@ plain step of batch B; peak memory and examples per second.
 
 Each variant runs in its own process (started by this script), so its peak memory is its
 own: the process's peak RSS on a CPU, the device's peak allocation on a GPU or TPU. Every
-variant takes the same update (the same gradient, `tests/albert_tf/models/test_accumulation.py`); what
-accumulation trades is activation memory (one micro-batch's at a time) for smaller matmuls
-and N passes over the weights per update. The FLOPs of an update are the same for every
+variant takes the same update (the same gradient,
+`tests/albert_tf/models/test_accumulation.py`); what accumulation trades is activation
+memory (one micro-batch's at a time) for smaller matmuls and N passes over the weights per
+update. The FLOPs of an update are the same for every
 variant (`albert_tf.flops.pretraining_step_flops` of the whole batch).
 """
 

@@ -54,7 +54,7 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 def prepare(args, folder: str) -> tuple[str, str, dict]:
     from albert_tf.text.options import DataPrepOptions
     from albert_tf.text.statistics import InputReport
-    from albert_tf.text.tokenizer import train_sentencepiece
+    from albert_tf.text.vocabulary import train_sentencepiece
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
     from data_prep.local_corpus import make_corpus
 
@@ -115,7 +115,7 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
 
     from albert_tf.text.options import DataPrepOptions
     from albert_tf.text.statistics import ExampleStatistics, InputReport
-    from albert_tf.text.tokenizer import SentencePieceTokenizer
+    from albert_tf.text.vocabulary import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
     from data_prep.instances import document_pairs
     from data_prep.shard import ShardBuilder
@@ -167,7 +167,7 @@ def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
     import pstats
 
     from albert_tf.text.options import DataPrepOptions
-    from albert_tf.text.tokenizer import SentencePieceTokenizer
+    from albert_tf.text.vocabulary import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts
     from data_prep.shard import ShardBuilder
 

@@ -41,13 +41,13 @@ import tf_keras  # noqa: E402
 
 from albert_tf.config.finetuning import load_finetune_config  # noqa: E402
 from albert_tf.config.presets import load_preset  # noqa: E402
-from albert_tf.downstream import squad, squad_postprocess  # noqa: E402
-from albert_tf.downstream.examples import SquadExample, TextExample  # noqa: E402
 from albert_tf.finetuning.datasets import trim_to_longest  # noqa: E402
 from albert_tf.finetuning.tasks import get_task  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.loop.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.models.task_models import AlbertClassifier  # noqa: E402
+from albert_tf.task_data import squad, squad_postprocess  # noqa: E402
+from albert_tf.task_data.examples import SquadExample, TextExample  # noqa: E402
 from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 

@@ -43,7 +43,7 @@ from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.export import ExportOptions, export_saved_model, load_saved_model  # noqa: E402
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
 from albert_tf.text.normalize import normalize_text  # noqa: E402
-from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
+from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 
 sys.path.append(_HERE)

@@ -7,8 +7,8 @@ feature with the name (field 1) and a Feature (field 2) holding an Int64List (fi
 FloatList (field 2) of packed values (field 1). The varints of a whole batch are computed with
 numpy, and entry headers are memoized by payload size, so Python only joins byte strings per
 example. Features come in the order of `albert_tf.text.features`, so the bytes are a pure
-function of the example. `tests/albert_tf/text/test_data_records.py` checks the bytes against TensorFlow's
-own parser and protobuf classes.
+function of the example. `tests/albert_tf/text/test_data_records.py` checks the bytes
+against TensorFlow's own parser and protobuf classes.
 """
 
 from __future__ import annotations

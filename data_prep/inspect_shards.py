@@ -22,7 +22,7 @@ import numpy as np
 from albert_tf.text import files
 from albert_tf.text.options import SENTENCE_LABELS
 from albert_tf.text.statistics import ExampleStatistics, format_summary
-from albert_tf.text.tokenizer import MASK_ID, SentencePieceTokenizer
+from albert_tf.text.vocabulary import MASK_ID, SentencePieceTokenizer
 from data_prep.manifest import sidecar_path
 
 DEFAULT_MAX_EXAMPLES = 5000

@@ -20,7 +20,7 @@ import numpy as np
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
-from albert_tf.text.tokenizer import SentencePieceTokenizer
+from albert_tf.text.vocabulary import SentencePieceTokenizer
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
 from data_prep.instances import SegmentPair, document_pairs

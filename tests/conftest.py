@@ -29,8 +29,9 @@ def tiny_config() -> AlbertConfig:
 @pytest.fixture(scope="session")
 def tiny_encoder(tiny_config):
     """A built tiny all-shared encoder with weights at a realistic scale. Do not mutate."""
-    from albert_tf.models.encoder import AlbertEncoder
     from helpers import randomize_weights
+
+    from albert_tf.models.encoder import AlbertEncoder
 
     encoder = AlbertEncoder(tiny_config)
     randomize_weights(encoder, seed=0)
@@ -61,7 +62,6 @@ def released_style_model(tmp_path_factory):
     import io
 
     import sentencepiece as spm
-
     from helpers import RELEASED_USER_SYMBOLS
 
     words = ("the cafe deja vu of and in to was he for on as with by his at from that is it an "

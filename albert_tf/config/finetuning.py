@@ -128,7 +128,7 @@ class FinetuneTrainConfig(TrainingLoopConfig):
 
 
 # Every task albert-finetune runs: the GLUE tasks (their readers and files:
-# `albert_tf.downstream.glue_tasks.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
+# `albert_tf.task_data.glue_tasks.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
 # `classify` (a folder of `albert-data task` with its own labels).
 GLUE_NAMES = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
 FOLDER_CLASSIFICATION = "classify"

@@ -19,7 +19,7 @@ import tensorflow as tf
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tokenizer import MASK_ID, Vocabulary
+from albert_tf.text.vocabulary import MASK_ID, Vocabulary
 
 FIRST_ORDINARY_ID = MASK_ID + 1  # ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]
 REMASKED = ("input_word_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")

@@ -36,7 +36,7 @@ from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.export.loading import ExportError, register_text_ops
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
-from albert_tf.text.tokenizer import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+from albert_tf.text.vocabulary import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 METADATA_FILE = "albert_export.json"
 _NEVER_PREDICTED = (PAD_ID, CLS_ID, SEP_ID, MASK_ID)  # fill_mask skips these ids
@@ -95,8 +95,8 @@ class AlbertServing:
 
     def __init__(self, model, spm_model: str, options: ExportOptions):
         register_text_ops()
+        from albert_tf.preprocessing.graph_tokenizer import BYTES_PER_POSITION, AlbertTextTokenizer
         from albert_tf.preprocessing.packing import AlbertInputPacker
-        from albert_tf.preprocessing.tokenizer import BYTES_PER_POSITION, AlbertTextTokenizer
 
         self.model = model
         self.encoder = model if isinstance(model, AlbertEncoder) else model.encoder

@@ -34,7 +34,6 @@ from albert_tf.checkpoints.transfer import copy_weights
 from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import FinetuneConfig
 from albert_tf.config.precision import precision_policy
-from albert_tf.downstream.examples import TaskDataError
 from albert_tf.finetuning import datasets as task_data
 from albert_tf.finetuning.dev_evaluation import (
     DevEvaluation,
@@ -57,6 +56,7 @@ from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.step_callbacks import TrainingScalars
+from albert_tf.task_data.examples import TaskDataError
 from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 

@@ -18,9 +18,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION, GLUE_NAMES, TASK_NAMES  # noqa: F401
-from albert_tf.downstream import glue, metrics, race, squad, squad_evaluation, squad_postprocess
-from albert_tf.downstream.examples import TaskDataError
-from albert_tf.downstream.glue_tasks import folder_classification_task
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
     AlbertAnswerabilitySpanLabeler,
@@ -28,6 +25,9 @@ from albert_tf.models.task_models import (
     AlbertMultipleChoice,
     AlbertSpanLabeler,
 )
+from albert_tf.task_data import glue, metrics, race, squad, squad_evaluation, squad_postprocess
+from albert_tf.task_data.examples import TaskDataError
+from albert_tf.task_data.glue_tasks import folder_classification_task
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 
@@ -75,7 +75,7 @@ class FinetuneTask(abc.ABC):
 
     @abc.abstractmethod
     def read(self, split: str) -> list:
-        """The split's examples (`albert_tf.downstream.examples` records)."""
+        """The split's examples (`albert_tf.task_data.examples` records)."""
 
     @abc.abstractmethod
     def convert(self, examples: list, tokenizer: AlbertTokenizer,
@@ -119,7 +119,7 @@ class FinetuneTask(abc.ABC):
 
 
 class GlueTask(FinetuneTask):
-    """A GLUE task from its TSV folder (`albert_tf.downstream.glue`)."""
+    """A GLUE task from its TSV folder (`albert_tf.task_data.glue`)."""
 
     label_features = ("label",)
     writes_dev_predictions = False

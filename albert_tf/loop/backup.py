@@ -45,8 +45,8 @@ def backup_step(backup_dir: str, steps_per_epoch: int) -> int:
     tf_keras has no public API for this: the callback restores the counters into the model
     only once `fit` has started, after the input pipeline is made. So this reads its on-disk
     layout (the `chief` folder, the `ckpt_saved_epoch` / `ckpt_saved_batch` counters);
-    `tests/albert_tf/loop/test_backup.py` pins that layout, and that `StepBackup` records the step its
-    weights are at, against the installed tf_keras.
+    `tests/albert_tf/loop/test_backup.py` pins that layout, and that `StepBackup` records the
+    step its weights are at, against the installed tf_keras.
     """
     # Keras keeps the state every worker restores from in `<backup_dir>/chief`.
     state_dir = os.path.join(backup_dir, "chief")

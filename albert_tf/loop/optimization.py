@@ -158,8 +158,8 @@ class Lamb(tf_keras.optimizers.Optimizer):
     # The underscored base methods used here (`_build_learning_rate`, `_var_key`,
     # `_index_dict`, `_use_weight_decay`, `_clip_gradients`, `_deduplicate_sparse_grad`,
     # `_serialize_hyperparameter`) are tf_keras's hooks for optimizer subclasses, as its
-    # own Adam uses them; there is no public alternative. tests/albert_tf/loop/test_optimization.py pins
-    # the behaviour against a numpy LAMB.
+    # own Adam uses them; there is no public alternative.
+    # tests/albert_tf/loop/test_optimization.py pins the behaviour against a numpy LAMB.
 
     def _is_decayed(self, variable) -> bool:
         """Whether `variable` gets weight decay and (with layer adaptation) the trust ratio."""

@@ -168,7 +168,7 @@ class AlbertSpanLabeler(AlbertTaskModel):
 
     For SQuAD v2.0 this is BERT's "no answer" rule (Devlin et al., 2019): unanswerable
     questions are trained to point at the [CLS] position, and at inference the [CLS] span's
-    score competes with the best real span (`albert_tf.downstream.squad_postprocess`). The
+    score competes with the best real span (`albert_tf.task_data.squad_postprocess`). The
     original ALBERT's v2.0 model is `AlbertAnswerabilitySpanLabeler`.
 
     Args:
@@ -233,7 +233,7 @@ class AlbertAnswerabilitySpanLabeler(AlbertTaskModel):
     Outputs: the encoder's, plus, in training, `start_log_probs`, `end_log_probs`, and at
     inference `start_top_log_probs`, `start_top_index`, `end_top_log_probs`,
     `end_top_index`; always `cls_logits` `(batch_size,)`, the logit of "no answer"
-    (`albert_tf.downstream.squad_postprocess.predict_answers_with_answerability` reads them).
+    (`albert_tf.task_data.squad_postprocess.predict_answers_with_answerability` reads them).
 
     Loss, as the original's: (start NLL + end NLL) / 2 + (sigmoid cross-entropy of
     `cls_logits` against "the window has no answer") / 2, the end conditioned on the true

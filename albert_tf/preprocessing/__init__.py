@@ -6,7 +6,7 @@ so a SavedModel (or a `tf.data` pipeline) can take raw text. They run on the hos
 tensorflow-text ops cannot be compiled by XLA, so keep them outside `jit_compile` functions.
 """
 
+from albert_tf.preprocessing.graph_tokenizer import AlbertTextTokenizer
 from albert_tf.preprocessing.packing import AlbertInputPacker
-from albert_tf.preprocessing.tokenizer import AlbertTextTokenizer
 
 __all__ = ["AlbertInputPacker", "AlbertTextTokenizer"]

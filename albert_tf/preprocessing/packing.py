@@ -6,7 +6,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from albert_tf.text.tokenizer import CLS_ID, PAD_ID, SEP_ID
+from albert_tf.text.vocabulary import CLS_ID, PAD_ID, SEP_ID
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")

@@ -1,6 +1,6 @@
 """The bottom layer: text and the record format, without TensorFlow at module level.
 
-The vocabulary layout and the SentencePiece tokenizer (`tokenizer`), Unicode normalization
+The SentencePiece vocabulary with ALBERT's id layout (`vocabulary`), Unicode normalization
 (`normalize`), the masking recipe (`options`, `masking`), the example feature spec and the
 shard manifest's name (`features`), TFRecord framing (`tfrecord`) and file I/O on local
 paths or, loaded only when a remote path is used, TensorFlow filesystems (`files`).

@@ -32,7 +32,7 @@ import numpy as np
 
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tokenizer import CLS_ID, MASK_ID, SEP_ID, Vocabulary
+from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID, Vocabulary
 
 
 def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:

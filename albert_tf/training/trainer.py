@@ -58,7 +58,7 @@ from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.text import files as file_system
 from albert_tf.text.features import MANIFEST
 from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.tokenizer import model_checksum
+from albert_tf.text.vocabulary import model_checksum
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.initialization import (
     freeze_parts,

@@ -12,7 +12,7 @@ from scipy import stats as scipy_stats
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tokenizer import SentencePieceTokenizer, train_sentencepiece
+from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece
 from data_prep.instances import MIN_SIDE_WORDS, document_pairs
 
 SIGNIFICANCE = 0.001

@@ -14,7 +14,7 @@ from scipy import stats as scipy_stats
 from albert_tf.text.masking import TokenMasker, span_length_probabilities
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tokenizer import CLS_ID, MASK_ID, SEP_ID
+from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
 
 VOCAB = vocabulary(400, word_start_every=2)
 SIGNIFICANCE = 0.001

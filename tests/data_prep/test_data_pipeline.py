@@ -10,7 +10,7 @@ import sentencepiece as spm
 from data_helpers import english_like_text
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
-from albert_tf.text.tokenizer import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
+from albert_tf.text.vocabulary import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
 from data_prep import pipeline
 from data_prep.cli import main
 from data_prep.inspect_shards import RecordStatistics, read_batches
@@ -345,7 +345,7 @@ def test_reservoir_sample_is_uniform_and_capped():
 
     from scipy import stats as scipy_stats
 
-    from albert_tf.text.tokenizer import reservoir_sample
+    from albert_tf.text.vocabulary import reservoir_sample
     rng = random.Random(0)
     counts = [0] * 50
     for _ in range(4000):

@@ -1,5 +1,5 @@
 """`albert-data task`: each registry source's reader on a tiny fixture in its package's own
-on-disk format, the split by source item, the written folder as `albert_tf.downstream` reads
+on-disk format, the split by source item, the written folder as `albert_tf.task_data` reads
 it, `source.json` and the errors for a missing package. No real package is needed."""
 
 import bz2
@@ -17,8 +17,8 @@ import zlib
 import pytest
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
-from albert_tf.downstream.glue import GLUE_TASKS, read_glue
-from albert_tf.downstream.glue_tasks import folder_classification_task
+from albert_tf.task_data.glue import GLUE_TASKS, read_glue
+from albert_tf.task_data.glue_tasks import folder_classification_task
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
 from data_prep.rdata import (

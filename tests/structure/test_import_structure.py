@@ -79,7 +79,7 @@ FLOORS = (
     ("text",),  # text, the record format, file I/O: no TensorFlow at import
     ("config",),  # every setting and its YAML reader: no TensorFlow at import
     ("tokenization", "flops", "data", "layers", "loop"),  # tokens, input, layers, fit loop
-    ("downstream", "preprocessing", "models"),  # task readers, in-graph text, Keras models
+    ("task_data", "preprocessing", "models"),  # task files and scores, in-graph text, models
     ("checkpoints",),  # formats in and out
     ("export", "training", "finetuning"),  # the runs
     ("comparison",),  # pretrained start against a random one, over fine-tuning
@@ -147,7 +147,7 @@ def test_the_writer_and_the_run_configs_load_without_tensorflow():
     script = """
 import sys
 import data_prep.cli, data_prep.pipeline, data_prep.shard, data_prep.manifest
-import albert_tf.text.features, albert_tf.text.masking, albert_tf.text.tokenizer
+import albert_tf.text.features, albert_tf.text.masking, albert_tf.text.vocabulary
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.config.finetuning import load_finetune_config
 load_pretrain_config("configs/pretrain/tiny_cpu.yaml")

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from albert_tf.text.tokenizer import Vocabulary
+from albert_tf.text.vocabulary import Vocabulary
 
 WORDS = ("time year people way day man thing woman life child world school state family "
          "student group country problem hand part place case week company system program "

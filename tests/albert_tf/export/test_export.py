@@ -342,7 +342,7 @@ def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):
 def test_a_tokenizer_of_another_size_is_refused(pretrainer, tmp_path):
     import sentencepiece as spm
 
-    from albert_tf.text.tokenizer import train_sentencepiece
+    from albert_tf.text.vocabulary import train_sentencepiece
 
     path = train_sentencepiece((f"word{i} and more words {i % 7}" for i in range(300)),
                                str(tmp_path / "small"), vocab_size=40)

@@ -10,10 +10,10 @@ from repository import REPOSITORY
 
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.config.finetuning import load_finetune_config
-from albert_tf.downstream.examples import MultipleChoiceExample, TextExample
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.datasets import evaluation_dataset, training_dataset, trim_to_longest
 from albert_tf.finetuning.tasks import TASK_NAMES, get_task
+from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
 from albert_tf.tokenization import AlbertTokenizer
 
 

@@ -7,13 +7,13 @@ import pytest
 import tensorflow as tf
 from helpers import randomize_weights
 
-from albert_tf.downstream.examples import SquadExample
-from albert_tf.downstream.squad_postprocess import (
+from albert_tf.layers.task_heads import AnswerabilitySpanHead
+from albert_tf.models.task_models import AlbertAnswerabilitySpanLabeler, answer_mask
+from albert_tf.task_data.examples import SquadExample
+from albert_tf.task_data.squad_postprocess import (
     apply_no_answer_threshold,
     predict_answers_with_answerability,
 )
-from albert_tf.layers.task_heads import AnswerabilitySpanHead
-from albert_tf.models.task_models import AlbertAnswerabilitySpanLabeler, answer_mask
 
 B, L, H = 2, 7, 6
 

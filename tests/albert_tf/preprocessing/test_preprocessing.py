@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
-from albert_tf.preprocessing.normalization import normalize_text as graph_normalize
-from albert_tf.preprocessing.normalization import valid_utf8
+from albert_tf.preprocessing.graph_normalization import normalize_text as graph_normalize
+from albert_tf.preprocessing.graph_normalization import valid_utf8
 from albert_tf.text.normalize import normalize_text
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 

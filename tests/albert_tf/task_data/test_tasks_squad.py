@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from albert_tf.downstream.examples import SquadExample, TaskDataError
-from albert_tf.downstream.offsets import normalize_with_offsets, tokenize_with_offsets
-from albert_tf.downstream.squad import answer_matches_context, convert_examples, read_squad
-from albert_tf.downstream.squad_postprocess import predict_answers, write_squad_predictions
+from albert_tf.task_data.examples import SquadExample, TaskDataError
+from albert_tf.task_data.offsets import normalize_with_offsets, tokenize_with_offsets
+from albert_tf.task_data.squad import answer_matches_context, convert_examples, read_squad
+from albert_tf.task_data.squad_postprocess import predict_answers, write_squad_predictions
 from albert_tf.text.normalize import normalize_text
-from albert_tf.text.tokenizer import train_sentencepiece
+from albert_tf.text.vocabulary import train_sentencepiece
 from albert_tf.tokenization import AlbertTokenizer
 
 # Each of these becomes one "▁word" piece of the word-level model below.

@@ -10,7 +10,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from albert_tf.preprocessing.normalization import (
+from albert_tf.preprocessing.graph_normalization import (
     non_whitespace_class,
     normalize_text,
     valid_utf8,
@@ -18,7 +18,7 @@ from albert_tf.preprocessing.normalization import (
 )
 from albert_tf.preprocessing.packing import column
 from albert_tf.text.sentencepiece_proto import without_dummy_prefix
-from albert_tf.text.tokenizer import MASK_ID, SentencePieceTokenizer
+from albert_tf.text.vocabulary import MASK_ID, SentencePieceTokenizer
 from albert_tf.tokenization import MASK_TEXT
 
 BYTES_PER_POSITION = 128

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from albert_tf.downstream.examples import SquadExample
-from albert_tf.downstream.squad_evaluation import (
+from albert_tf.task_data.examples import SquadExample
+from albert_tf.task_data.squad_evaluation import (
     best_no_answer_threshold,
     exact_match,
     gold_texts,

@@ -2,7 +2,7 @@
 
 Answers are located by character offsets into the original context, so every context token
 carries the [start, end) span of original characters it came from
-(`albert_tf.downstream.offsets`: normalization and SentencePiece both keep the map).
+(`albert_tf.task_data.offsets`: normalization and SentencePiece both keep the map).
 Post-processing then cuts predicted answers out of the original context, character for
 character, instead of re-aligning normalized text as the original BERT code had to.
 
@@ -19,8 +19,8 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from albert_tf.downstream.examples import SquadExample, TaskDataError
-from albert_tf.downstream.offsets import token_spans
+from albert_tf.task_data.examples import SquadExample, TaskDataError
+from albert_tf.task_data.offsets import token_spans
 from albert_tf.text.files import read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from albert_tf.downstream import glue
-from albert_tf.downstream.examples import TaskDataError, TextExample
-from albert_tf.downstream.glue import (
+from albert_tf.task_data import glue
+from albert_tf.task_data.examples import TaskDataError, TextExample
+from albert_tf.task_data.glue import (
     GLUE_TASKS,
     available_splits,
     get_glue_task,

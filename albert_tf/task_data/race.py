@@ -18,7 +18,7 @@ import operator
 import os
 from typing import Any, Sequence
 
-from albert_tf.downstream.examples import MultipleChoiceExample, TaskDataError
+from albert_tf.task_data.examples import MultipleChoiceExample, TaskDataError
 from albert_tf.text.files import atomic_write_bytes
 
 ANSWER_LETTERS = "ABCD"

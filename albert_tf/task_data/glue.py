@@ -18,8 +18,8 @@ import operator
 import os
 from typing import Iterator, Optional, Sequence, Union
 
-from albert_tf.downstream.examples import TaskDataError, TextExample
-from albert_tf.downstream.glue_tasks import (
+from albert_tf.task_data.examples import TaskDataError, TextExample
+from albert_tf.task_data.glue_tasks import (
     GLUE_TASKS,
     LAST_COLUMN,
     ColumnLayout,

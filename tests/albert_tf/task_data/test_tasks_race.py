@@ -6,8 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from albert_tf.downstream.examples import MultipleChoiceExample, TaskDataError
-from albert_tf.downstream.race import option_text, race_accuracy, read_race, write_race_predictions
+from albert_tf.task_data.examples import MultipleChoiceExample, TaskDataError
+from albert_tf.task_data.race import option_text, race_accuracy, read_race, write_race_predictions
 
 ARTICLE_1 = 'Tom went to the "Green" park. He came home tired.'
 ARTICLE_2 = "Zoë lives in Zürich — near the lake."

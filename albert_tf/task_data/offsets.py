@@ -15,7 +15,7 @@ import unicodedata
 
 import numpy as np
 
-from albert_tf.text.tokenizer import WORD_MARKER
+from albert_tf.text.vocabulary import WORD_MARKER
 from albert_tf.tokenization import AlbertTokenizer
 
 # Where normalization can change more than case: LaTeX quotes and any non-ASCII character.

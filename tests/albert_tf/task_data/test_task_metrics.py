@@ -11,7 +11,7 @@ import pytest
 from repository import REPOSITORY
 from scipy import stats as scipy_stats
 
-from albert_tf.downstream.metrics import (
+from albert_tf.task_data.metrics import (
     accuracy,
     average_ranks,
     f1_score,
@@ -173,7 +173,7 @@ def test_two_dimensional_inputs_are_refused():
 
 def test_metric_modules_do_not_import_tensorflow():
     # A fresh interpreter: this test session has TensorFlow loaded already (conftest).
-    code = ("import sys, albert_tf.downstream.metrics, albert_tf.downstream.squad_evaluation; "
+    code = ("import sys, albert_tf.task_data.metrics, albert_tf.task_data.squad_evaluation; "
             "sys.exit('tensorflow' in sys.modules)")
     repository = pathlib.Path(REPOSITORY)
     assert subprocess.run([sys.executable, "-c", code], cwd=repository).returncode == 0

@@ -10,7 +10,7 @@ import types
 from typing import Mapping, Optional, Union
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
-from albert_tf.downstream.examples import TaskDataError
+from albert_tf.task_data.examples import TaskDataError
 from albert_tf.text.files import exists, read_bytes
 
 
@@ -76,7 +76,7 @@ class GlueTask:
             empty for the regression task STS-B.
         labelled_layout: the columns of the train and dev files.
         test_layout: the columns of the unlabelled test files.
-        metrics: names of the scores the leaderboard reports, as in `albert_tf.downstream.metrics`.
+        metrics: names of the scores the leaderboard reports, as in `albert_tf.task_data.metrics`.
         submission_files: split -> the file name the leaderboard expects for its predictions.
         split_files: split -> file names relative to the task folder, tried in order.
         test_splits: the splits without labels.

@@ -11,7 +11,7 @@ A question with several gold answers gets its best score over them. Gold answers
 normalizes to nothing are ignored; a question left without any (an unanswerable v2.0
 question) has the empty string as its only gold answer. Dataset scores are the mean over
 questions, in percent (0-100) like the official scripts, not fractions like
-`albert_tf.downstream.metrics`. A question without a prediction scores 0, as in the v1.1 script.
+`albert_tf.task_data.metrics`. A question without a prediction scores 0, as in the v1.1 script.
 
 Nothing here imports TensorFlow or numpy.
 """
@@ -26,7 +26,7 @@ import re
 import string
 from typing import Callable, Mapping, Optional, Sequence
 
-from albert_tf.downstream.examples import SquadExample
+from albert_tf.task_data.examples import SquadExample
 
 _PUNCTUATION_DELETER = str.maketrans("", "", string.punctuation)
 _ARTICLE = re.compile(r"\b(a|an|the)\b")
@@ -231,7 +231,7 @@ def squad_scores(examples: Sequence[SquadExample], predictions: Mapping[str, str
     """Exact match and F1 of a SQuAD v1.1 or v2.0 prediction set, in percent.
 
     Args:
-        examples: the labelled questions (`albert_tf.downstream.examples.SquadExample`), each
+        examples: the labelled questions (`albert_tf.task_data.examples.SquadExample`), each
             `qas_id` once.
         predictions: qas_id -> predicted answer text, "" for "no answer". Ids not in
             `examples` are ignored.

@@ -5,7 +5,8 @@ Python's `unicodedata` when the graph is built, not approximated by regex catego
 (`\\p{Mn}` is not "non-zero combining class": U+0941 is Mn with class 0). So the two agree on
 every character assigned in Python 3.11's Unicode 14 database but 40 capitals new in Unicode
 14 (Vithkuqi, U+2C2F GLAGOLITIC CAPITAL LETTER CAUDATE CHRIVI, four Latin), which
-TensorFlow's older case tables leave upper-case (tests/albert_tf/preprocessing/test_preprocessing.py pins this).
+TensorFlow's older case tables leave upper-case
+(tests/albert_tf/preprocessing/test_preprocessing.py pins this).
 Characters Python 3.11 does not know yet may also differ: TF's ICU decomposes some of them.
 """
 
