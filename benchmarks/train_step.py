@@ -356,7 +356,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["tiny", "albert_base"],
-                        help="model presets (albert_tf/configs/models), e.g. bert_base")
+                        help="model presets (configs/models), e.g. bert_base")
     parser.add_argument("--implementations", nargs="+", default=list(BUILDERS),
                         choices=list(BUILDERS))
     parser.add_argument("--modes", nargs="+", default=["plain", "xla"], choices=["plain", "xla"])

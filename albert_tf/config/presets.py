@@ -1,8 +1,9 @@
 """Named model presets: the YAML files of `configs/models/` (Table 2 sizes and `tiny`).
 
-Presets are data, not code: each is one YAML file of `AlbertConfig` fields. They are read from
-`albert_tf/configs/models/` (a link to the repository's `configs/` that wheels copy), or from
-the folder named by the environment variable `ALBERT_TF_CONFIG_DIR` (holding `models/`).
+Presets are data, not code: each is one YAML file of `AlbertConfig` fields. They are read
+from `albert_tf/config/yaml/models/` (a link to the repository's `configs/` that wheels
+copy), or from the folder named by the environment variable `ALBERT_TF_CONFIG_DIR` (holding
+`models/`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def config_dir() -> pathlib.Path:
     override = os.environ.get(CONFIG_DIR_ENV)
     if override:
         return pathlib.Path(override)
-    return pathlib.Path(__file__).parent.parent / "configs"
+    return pathlib.Path(__file__).parent / "yaml"
 
 
 def preset_names() -> list[str]:
