@@ -18,11 +18,11 @@ reference run, with its step count scaled to the same pretraining FLOPs
 Every step resumes: a finished pretraining (its `eval_results.json` at the last step) is
 not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
 skips finished seeds. Each finished shape's figures go to `--results`/<shape>/
-(`downstream.json` with `pretrain_hours`, from the run's TensorBoard logs, and the
-machine; `downstream.md`; `pretraining.json`), the grid's table to `--results`/grid.md,
-and with `--commit` into git at once, so a session that ends loses at most the shape it
-was on. Paths are relative to the working folder (the repository's root); the commands
-run are the ones beside this Python (its virtual environment's `bin`).
+(`downstream.json` with `pretrain_hours`, the time in training steps read from the run's
+TensorBoard logs, and the machine; `downstream.md`; `pretraining.json`), the grid's table
+to `--results`/grid.md, and with `--commit` into git at once, so a session that ends loses
+at most the shape it was on. Paths are relative to the working folder (the repository's
+root); the commands run are the ones beside this Python (its virtual environment's `bin`).
 """
 
 from __future__ import annotations
@@ -105,24 +105,11 @@ def _write_json(path: str, value: dict) -> None:
     os.replace(path + ".tmp", path)
 
 
-def training_seconds(run_dir: str) -> float:
-    """The run's training time from its TensorBoard training logs: the span from first to
-    last event of each event file (a process writes several, a resumed run has a set per
-    process), their union measured, so overlaps count once and the time between a stop and
-    its resumption not at all. Starting Python and TensorFlow is not in it."""
-    import glob
-
-    import tensorflow as tf
-    spans = []
-    for path in glob.glob(os.path.join(run_dir, "tensorboard", "train", "events.out.*")):
-        times = [event.wall_time for event in tf.compat.v1.train.summary_iterator(path)]
-        if times:
-            spans.append((min(times), max(times)))
-    total, reached = 0.0, float("-inf")
-    for begin, end in sorted(spans):
-        total += max(0.0, end - max(begin, reached))
-        reached = max(reached, end)
-    return total
+def training_seconds(run_dir: str, steps: int) -> float:
+    """Seconds in training steps, from the run's TensorBoard logs, as the ablation tables
+    count them (`albert_experiments.curves`: compilation and stalls left out)."""
+    from albert_experiments.curves import run_curves
+    return run_curves(os.path.join(run_dir, "tensorboard"), steps // 6, steps)["train_seconds"]
 
 
 def pretrain(shape: str, run_dir: str) -> dict:
@@ -134,7 +121,7 @@ def pretrain(shape: str, run_dir: str) -> dict:
         subprocess.run(pretrain_command(shape, run_dir), check=True)
     return {"shape": shape, "hidden_size": hidden, "num_layers": layers,
             "train_steps": steps, "step_flops": step_flops(hidden, layers),
-            "seconds": round(training_seconds(run_dir), 1), "machine": machine(),
+            "seconds": round(training_seconds(run_dir, steps), 1), "machine": machine(),
             "heldout": _json(results)}
 
 
