@@ -142,15 +142,15 @@ def grid_markdown(results_dir: str) -> str:
             gain = ("failed" if comparison["verdict"] == "failed" else
                     f"{100 * comparison['gain']:+.1f} [{100 * comparison['low']:+.1f}, "
                     f"{100 * comparison['high']:+.1f}]")
-            cells.append(f"{gain} ({comparison['stuck_pretrained']}/"
-                         f"{comparison['stuck_random']})")
+            cells.append(f"{gain} ({len(comparison['stuck_pretrained'])}/"
+                         f"{len(comparison['stuck_random'])})")
         average = report.get("average")
         rows.append(
             f"| {shape} | {pretraining['train_steps']} | {pretraining['seconds'] / 60:.0f} | "
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
-            + " | " + (f"{100 * average['gain']:+.1f} [{100 * average['low']:+.1f}, "
-                       f"{100 * average['high']:+.1f}]" if average else "none") + " |")
+            + " | " + (f"{100 * average['gain']:+.1f} [{100 * average['gain_low']:+.1f}, "
+                       f"{100 * average['gain_high']:+.1f}]" if average else "none") + " |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Shape grid: the same pretraining FLOPs at each shape\n\n"
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
