@@ -232,28 +232,13 @@ def test_cli_reports_errors_by_name(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_tfds_datasets_are_read_as_documents(spm_model, tmp_path):
-    tfds = pytest.importorskip("tensorflow_datasets")
+    pytest.importorskip("tensorflow_datasets")
+    from tfds_articles import articles_builder
     texts = [english_like_text(1, seed=i, sentences=(3, 6)).replace("\n", " ").strip()
              for i in range(30)]
 
-    class AlbertTestArticles(tfds.core.GeneratorBasedBuilder):
-        """Articles made by the test (prepared locally; nothing is downloaded)."""
-
-        VERSION = tfds.core.Version("1.0.0")
-
-        def _info(self):
-            return tfds.core.DatasetInfo(builder=self, features=tfds.features.FeaturesDict(
-                {"title": tfds.features.Text(), "text": tfds.features.Text()}))
-
-        def _split_generators(self, dl_manager):
-            return {"train": self._generate_examples()}
-
-        def _generate_examples(self):
-            for index, text in enumerate(texts):
-                yield index, {"title": f"article {index}", "text": text}
-
     data_dir = str(tmp_path / "tfds")
-    AlbertTestArticles(data_dir=data_dir).download_and_prepare()
+    articles_builder(texts)(data_dir=data_dir).download_and_prepare()
     from data_prep.tfds_source import tfds_split
     source = tfds_split("albert_test_articles", data_dir=data_dir)
     assert source.num_records == 30
