@@ -23,6 +23,7 @@ from albert_experiments.heldout_outcomes import above_unigram_plateau, load_outc
 from albert_experiments.intervals import binomial_p_value
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.pretraining_gain import pretraining_gains, pretraining_gains_markdown
+from albert_experiments.result_store import read_result
 from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
 from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
@@ -30,7 +31,6 @@ from albert_tf.config.pretraining import model_config_from_mapping
 from albert_tf.models.parameters import count_parameters
 from albert_tf.text.files import atomic_write_bytes
 
-RESULT_FILE = "result.json"  # a finished variant's result, in its run folder
 RANDOM_START = "random_start"  # the folder of the downstream reference row in the work dir
 RESULTS_JSON = "results.json"
 RESULTS_MARKDOWN = "results.md"
@@ -91,10 +91,8 @@ def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
     the downstream average over the scale's tasks among their metrics."""
     results = []
     for variant in spec.variants:
-        path = os.path.join(work_dir, variant.name, RESULT_FILE)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                result = json.load(f)
+        result = read_result(os.path.join(work_dir, variant.name))
+        if result is not None:
             if spec.downstream:
                 result["metrics"][DOWNSTREAM_AVERAGE] = downstream_average(
                     result, [task.name for task in spec.downstream])
@@ -105,11 +103,9 @@ def load_results(spec: ExperimentSpec, work_dir: str) -> list[dict[str, Any]]:
 def load_random_start(spec: ExperimentSpec, work_dir: str) -> dict[str, Any] | None:
     """The random start's downstream scores (the reference row), with their average, or
     None when it has not run."""
-    path = os.path.join(work_dir, RANDOM_START, RESULT_FILE)
-    if not spec.downstream or not os.path.exists(path):
+    result = read_result(os.path.join(work_dir, RANDOM_START))
+    if not spec.downstream or result is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        result = json.load(f)
     result["metrics"][DOWNSTREAM_AVERAGE] = downstream_average(
         result, [task.name for task in spec.downstream])
     return result

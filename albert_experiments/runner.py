@@ -1,21 +1,22 @@
 """`albert-experiment run`: pretrain every variant of an experiment, score it, report.
 
 Per variant, under `<work_dir>/<variant>/`: an albert-pretrain run (config.yaml, checkpoints,
-backup, tensorboard) and, once it is scored, `result.json`. A variant with a result is
-finished and skipped by the next run; an unfinished one resumes where its pretraining
-stopped. A result made with other settings than the file now asks for is never reused
-silently: the runner stops and names the settings that differ.
+backup, tensorboard) and its `result.json` (`albert_experiments.result_store`). A variant
+runs a list of stages (`STAGES`: pretraining with its held-out scores and curves, held-out
+outcomes, sentence probes, the checkpoint trend, downstream fine-tunes), each skipped when
+its part of the result is there, so the next run resumes at the first missing part (and
+pretraining itself where it stopped). A result made with other settings than the file now
+asks for is never reused silently: the runner stops and names the settings that differ.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import os
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 import tf_keras
@@ -23,21 +24,23 @@ import tf_keras
 from albert_experiments.curves import run_curves
 from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
-from albert_experiments.report import RANDOM_START, RESULT_FILE, write_report
-from albert_experiments.shared_runs import (
+from albert_experiments.report import RANDOM_START, write_report
+from albert_experiments.result_store import (
+    VariantResult,
     copy_folder,
     copy_run,
-    find_identical_run,
-    find_random_start,
-    heldout_scope,
+    read_result,
+    result_path,
+    write_result,
 )
+from albert_experiments.shared_runs import find_identical_run, find_random_start, heldout_scope
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
     VariantSpec,
     deep_merge,
 )
-from albert_experiments.variant_downstream import fine_tune_variant
+from albert_experiments.variant_downstream import fine_tune_variant, task_done
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.comparison.starts import start_overrides
 from albert_tf.comparison.suite import settings_digest
@@ -46,7 +49,6 @@ from albert_tf.config.run_folder import checkpoint_step, run_folders
 from albert_tf.config.schema import setting_differences
 from albert_tf.data.validation import read_shard_manifest
 from albert_tf.models.parameters import parameter_counts
-from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.vocabulary import SentencePieceTokenizer
 from albert_tf.training.evaluation import evaluate_files, example_outcomes, table6_row
 from albert_tf.training.trainer import run_pretraining
@@ -111,15 +113,14 @@ def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: Pretrain
                     ) -> dict[str, Any] | None:
     """The stored result of the variant run at `config.train.model_dir`, if it was made with
     the same settings; raises ExperimentError naming the settings that differ otherwise."""
-    path = os.path.join(config.train.model_dir, RESULT_FILE)
-    if not os.path.exists(path):
+    result = read_result(config.train.model_dir)
+    if result is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        result = json.load(f)
     differences = setting_differences(result["settings"], _what_it_computes(spec, variant, config))
     if differences:
         raise ExperimentError(
-            f"{path} was made with other settings than the experiment file now gives "
+            f"{result_path(config.train.model_dir)} was made with other settings than the "
+            f"experiment file now gives "
             f"({'; '.join(differences[:5])}); delete that variant folder to run it again, or "
             f"use another --work_dir")
     return result
@@ -138,10 +139,8 @@ def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batc
 def _record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
                              heldout: dict[str, str]) -> None:
     """Stores the run's right/wrong outcome on every held-out prediction (on the scored
-    scope) in its folder, unless they are there (`albert_experiments.heldout_outcomes`);
+    scope) in its folder (`albert_experiments.heldout_outcomes`);
     runs finished before outcomes were kept get them from their final checkpoint."""
-    if load_outcomes(config.train.model_dir) is not None:
-        return
     tf_keras.backend.clear_session()
     model, _, _ = load_pretrainer(config.train.model_dir)
     outcomes = {}
@@ -156,36 +155,102 @@ def _record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
     save_outcomes(config.train.model_dir, outcomes)
 
 
+@dataclasses.dataclass(frozen=True)
+class VariantRun:
+    """What the stages of one variant's run work with."""
+    spec: ExperimentSpec
+    variant: VariantSpec
+    data: ExperimentData
+    heldout: dict[str, str]  # objective -> held-out shards
+    config: PretrainConfig  # the variant's resolved run config
+
+    @property
+    def folder(self) -> str:
+        return self.config.train.model_dir
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One step of a variant's run. It runs when the table asks for it (`wanted`) and its
+    part of the result is not there yet (`done`), adds that part, and the result is written
+    after it."""
+    name: str
+    wanted: Callable[[VariantRun], bool]
+    done: Callable[[VariantRun, VariantResult], bool]
+    run: Callable[[VariantRun, VariantResult], None]
+
+
+def _always(run: VariantRun) -> bool:
+    return True
+
+
+def _has(part: str) -> Callable[[VariantRun, VariantResult], bool]:
+    return lambda run, result: part in result
+
+
+def _pretraining(run: VariantRun, result: VariantResult) -> None:
+    result.update(_pretrain_and_score(run.spec, run.variant, run.config, run.heldout))
+
+
+def _outcomes(run: VariantRun, result: VariantResult) -> None:
+    _record_heldout_outcomes(run.spec, run.config, run.heldout)
+
+
+def _probes(run: VariantRun, result: VariantResult) -> None:
+    _add_sentence_probes(result, run.spec, run.variant, run.data, run.config, run.heldout)
+
+
+def _trend(run: VariantRun, result: VariantResult) -> None:
+    result["trend"] = checkpoint_trend(run.spec, run.config, run.heldout)
+
+
+def _downstream(run: VariantRun, result: VariantResult) -> None:
+    for task in run.spec.downstream:  # each seed kept as it finishes
+        def keep(entry, name=task.name):
+            result["downstream"][name] = entry
+            write_result(run.folder, result)
+
+        fine_tune_variant(task, run.data.task_folder(task), run.folder, run.data.spm_model(),
+                          run.config.data.max_seq_length,
+                          result["downstream"].get(task.name), keep)
+
+
+STAGES = (
+    # The run and its held-out scores and curves: the result's first write, so a variant
+    # with a result has been pretrained and scored.
+    Stage("pretraining", _always, _has("final_step"), _pretraining),
+    # Right or wrong on every held-out prediction (their own file, for paired intervals).
+    Stage("held-out outcomes", _always,
+          lambda run, result: load_outcomes(run.folder) is not None, _outcomes),
+    Stage("sentence probes",
+          lambda run: (run.variant.objective == "none"
+                       and bool(run.spec.evaluation.sentence_probe_steps)),
+          _has("sentence_probe"), _probes),
+    Stage("checkpoint trend", lambda run: run.spec.evaluation.checkpoint_trend,
+          _has("trend"), _trend),
+    # Each task's missing seeds, each kept as it finishes.
+    Stage("downstream", lambda run: bool(run.spec.downstream),
+          lambda run, result: all(task_done(task, result["downstream"].get(task.name))
+                                  for task in run.spec.downstream), _downstream),
+)
+
+
 def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
-                folders: Folders, heldout: dict[str, str]) -> dict[str, Any]:
-    """Pretrains (or resumes, or finds finished) one variant, scores it on the held-out sets
-    and fine-tunes it on the downstream tasks not done yet."""
+                folders: Folders, heldout: dict[str, str]) -> VariantResult:
+    """Runs the `STAGES` of one variant whose part of its result is missing (pretraining
+    resumes, or a finished run of the same settings in another table is copied first)."""
     config = _prepared_config(spec, variant, data, folders.work_dir)
+    run = VariantRun(spec, variant, data, heldout, config)
     result = finished_result(spec, variant, config)
     if result is not None:
         print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
               f"not running it again")
     else:
-        result = _copy_of_identical_run(spec, variant, data, folders, config)
-    if result is None:
-        result = _pretrain_and_score(spec, variant, config, heldout)
-        _write_result(config, result)
-    _record_heldout_outcomes(spec, config, heldout)
-    if (variant.objective == "none" and spec.evaluation.sentence_probe_steps
-            and "sentence_probe" not in result):
-        _add_sentence_probes(result, spec, variant, data, config, heldout)
-        _write_result(config, result)
-    if spec.evaluation.checkpoint_trend and "trend" not in result:
-        result["trend"] = checkpoint_trend(spec, config, heldout)
-        _write_result(config, result)
-    for task in spec.downstream:  # each seed kept as it finishes
-        def keep(entry, name=task.name):
-            result["downstream"][name] = entry
-            _write_result(config, result)
-
-        fine_tune_variant(task, data.task_folder(task), config.train.model_dir,
-                          data.spm_model(), config.data.max_seq_length,
-                          result["downstream"].get(task.name), keep)
+        result = _copy_of_identical_run(spec, variant, data, folders, config) or {}
+    for stage in STAGES:
+        if stage.wanted(run) and not stage.done(run, result):
+            stage.run(run, result)
+            write_result(run.folder, result)
     return result
 
 
@@ -204,11 +269,6 @@ def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: Exp
           f"copying it to {config.train.model_dir}")
     return copy_run(source, config.train.model_dir,
                     {"name": variant.name, "label": variant.label, "group": variant.group})
-
-
-def _write_result(config: PretrainConfig, result: dict[str, Any]) -> None:
-    atomic_write_bytes(os.path.join(config.train.model_dir, RESULT_FILE),
-                       json.dumps(result, indent=1).encode())
 
 
 def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig,
@@ -331,12 +391,10 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
     first = spec.variants[0]
     config = _prepared_config(spec, first, data, folders.work_dir)
     model = config.model.to_dict()
-    path = os.path.join(folders.work_dir, RANDOM_START, RESULT_FILE)
     result = {"name": RANDOM_START, "label": f"random start ({first.row_label} sizes)",
               "model": model, "metrics": {}, "downstream": {}}
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
+    stored = read_result(os.path.join(folders.work_dir, RANDOM_START))
+    if stored is not None:
         if stored.get("model") == model:  # other sizes: fine-tuned anew, in another folder
             result = {**stored, "label": result["label"]}
     folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{settings_digest(model)}")
@@ -352,7 +410,7 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
 
     def keep(entry, name):
         result["downstream"][name] = entry
-        atomic_write_bytes(path, json.dumps(result, indent=1).encode())
+        write_result(os.path.join(folders.work_dir, RANDOM_START), result)
 
     for task in spec.downstream:
         fine_tune_variant(task, data.task_folder(task), folder, data.spm_model(),

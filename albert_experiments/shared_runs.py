@@ -18,21 +18,15 @@ fine-tunes used the same tokenizer and sequence length, is copied rather than fi
 from __future__ import annotations
 
 import glob
-import json
 import os
-import shutil
 from typing import Any, Sequence
 
 import yaml
 
-from albert_experiments.report import RESULT_FILE
+from albert_experiments.result_store import RESULT_FILE, is_partial_copy, read_result
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
-from albert_tf.text.files import atomic_write_bytes, read_bytes
-
-_PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's folder when done
-# Scores another table's evaluation settings made; recomputed if this table asks for them.
-_EVALUATION_EXTRAS = ("trend", "sentence_probe")
+from albert_tf.text.files import read_bytes
 
 
 def heldout_scope(max_batches: int | None) -> dict[str, Any]:
@@ -57,11 +51,10 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
     for work_dir in work_dirs:
         for path in sorted(glob.glob(os.path.join(work_dir, "*", RESULT_FILE))):
             folder = os.path.dirname(path)
-            if os.path.realpath(folder) == own or folder.endswith(_PARTIAL_SUFFIX):
+            if os.path.realpath(folder) == own or is_partial_copy(folder):
                 continue
             try:
-                with open(path, encoding="utf-8") as f:
-                    stored = json.load(f)
+                stored = read_result(folder)
             except (OSError, ValueError):
                 continue  # being written, or not ours: not a run to copy
             if (isinstance(stored, dict) and stored.get("settings") == settings
@@ -106,24 +99,6 @@ def _finished_fine_tune(run: str, tokenizer_name: str, tokenizer: bytes,
         return False
 
 
-def copy_folder(source: str, target: str) -> None:
-    """Copies the folder `source` to `target` through a temporary name, so a crash leaves
-    nothing half-copied under `target`."""
-    partial = _partial_copy(source, target)
-    os.replace(partial, target)
-
-
-def _partial_copy(source: str, target: str) -> str:
-    """Copies `source` next to `target` under a temporary name (replacing a half-made copy a
-    crash left) and returns that name; `target` must not exist yet."""
-    if os.path.exists(target):
-        raise FileExistsError(f"{target}: exists; a run is copied only into a new folder")
-    partial = target + _PARTIAL_SUFFIX
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(source, partial, symlinks=True)
-    return partial
-
-
 def _same_bytes(path: str, content: bytes) -> bool:
     try:
         with open(path, "rb") as f:
@@ -132,22 +107,3 @@ def _same_bytes(path: str, content: bytes) -> bool:
         return False
 
 
-def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> dict[str, Any]:
-    """Copies the finished run folder `source` to `model_dir` (through a temporary name, so a
-    crash leaves no half-copied variant) and returns its result with `names` (name, label,
-    group) of the variant it now stands for, the checkpoint path moved, scores that depend on
-    another table's evaluation settings dropped and `copied_from` set."""
-    partial = _partial_copy(source, model_dir)
-    with open(os.path.join(partial, RESULT_FILE), encoding="utf-8") as f:
-        result = json.load(f)
-    for key in _EVALUATION_EXTRAS:
-        result.pop(key, None)
-    result.update(names)
-    if result.get("checkpoint"):
-        relative = os.path.relpath(result["checkpoint"], source)
-        result["checkpoint"] = os.path.join(model_dir, relative)
-    result["copied_from"] = source
-    atomic_write_bytes(os.path.join(partial, RESULT_FILE),
-                       json.dumps(result, indent=1).encode())
-    os.replace(partial, model_dir)
-    return result

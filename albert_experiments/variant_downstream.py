@@ -32,6 +32,13 @@ from albert_tf.comparison.starts import folder_task
 from albert_tf.comparison.suite import settings_digest
 
 
+def task_done(task: DownstreamSpec, entry: Mapping[str, Any] | None) -> bool:
+    """Whether `entry` (a task's stored scores) holds every seed of `task` with its current
+    settings: then `fine_tune_variant` has nothing to run."""
+    return bool(entry) and entry.get("settings") == task.settings() and all(
+        str(seed) in entry["seeds"] for seed in task.seeds)
+
+
 def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
                       seq_length: int, entry: Mapping[str, Any] | None,
                       keep: Callable[[dict[str, Any]], None],
