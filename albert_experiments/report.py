@@ -14,18 +14,21 @@ import os
 import time
 from typing import Any, Sequence
 
-from albert_experiments.downstream_average import (
+from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
+from albert_experiments.result_store import read_result
+from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
+from albert_experiments.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
     downstream_average,
 )
-from albert_experiments.heldout_outcomes import above_unigram_plateau, load_outcomes
-from albert_experiments.intervals import binomial_p_value
-from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
-from albert_experiments.pretraining_gain import pretraining_gains, pretraining_gains_markdown
-from albert_experiments.result_store import read_result
-from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
-from albert_experiments.verdicts import judge, verdict_record, verdicts_markdown
+from albert_experiments.statistics.heldout_outcomes import above_unigram_plateau, load_outcomes
+from albert_experiments.statistics.intervals import binomial_p_value
+from albert_experiments.statistics.pretraining_gain import (
+    pretraining_gains,
+    pretraining_gains_markdown,
+)
+from albert_experiments.statistics.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
 from albert_tf.config.pretraining import model_config_from_mapping
 from albert_tf.models.parameters import count_parameters
@@ -357,7 +360,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         lines += ["", "## Verdicts", "",
                   "Each claim of the paper about this table, tested on our held-out accuracies "
                   "and downstream averages (difference in points with a 95% interval; see "
-                  "`albert_experiments/verdicts.py` for the rule).", "",
+                  "`albert_experiments/statistics/verdicts.py` for the rule).", "",
                   verdicts_markdown(verdicts)]
     notes = os.path.join(folders.results_dir, NOTES_MARKDOWN)
     if os.path.exists(notes):  # the reader's notes, kept when the report is rewritten

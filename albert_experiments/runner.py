@@ -22,7 +22,6 @@ import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
-from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.report import RANDOM_START, write_report
 from albert_experiments.result_store import (
@@ -40,6 +39,7 @@ from albert_experiments.spec import (
     VariantSpec,
     deep_merge,
 )
+from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.variant_downstream import fine_tune_variant, task_done
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.comparison.starts import start_overrides
@@ -139,7 +139,7 @@ def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batc
 def _record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
                              heldout: dict[str, str]) -> None:
     """Stores the run's right/wrong outcome on every held-out prediction (on the scored
-    scope) in its folder (`albert_experiments.heldout_outcomes`);
+    scope) in its folder (`albert_experiments.statistics.heldout_outcomes`);
     runs finished before outcomes were kept get them from their final checkpoint."""
     tf_keras.backend.clear_session()
     model, _, _ = load_pretrainer(config.train.model_dir)

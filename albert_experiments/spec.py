@@ -43,8 +43,8 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE
-from albert_experiments.verdicts import Claim, parse_claims
+from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
+from albert_experiments.statistics.verdicts import Claim, parse_claims
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
 from albert_tf.config import ConfigError
 from albert_tf.config.schema import (
@@ -244,7 +244,8 @@ class ExperimentSpec:
     # Each variant's model section at the paper scale (for parameter counts at the paper's
     # sizes beside the paper's figures); empty when the file has no `paper` scale.
     paper_models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    # The paper's claims about the table, judged in the report (albert_experiments.verdicts).
+    # The paper's claims about the table, judged in the report
+    # (albert_experiments.statistics.verdicts).
     claims: tuple[Claim, ...] = ()
 
     @property

@@ -21,10 +21,10 @@ import json
 import os
 import sys
 
-from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, stuck_count
 from albert_experiments.report import stuck_markdown
+from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE, stuck_count
+from albert_experiments.statistics.verdicts import Claim, Verdict, verdicts_markdown
 from albert_experiments.summary import report_rows
-from albert_experiments.verdicts import Claim, Verdict, verdicts_markdown
 from albert_tf.finetuning.stuck import is_stuck
 from albert_tf.text.files import atomic_write_bytes
 

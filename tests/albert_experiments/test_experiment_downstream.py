@@ -10,15 +10,15 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
-from albert_experiments.downstream_average import (
+from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
+from albert_experiments.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
     downstream_average,
     seed_averages,
 )
-from albert_experiments.intervals import paired_difference, proportions_difference
-from albert_experiments.spec import DownstreamSpec, ExperimentError, _downstream
-from albert_experiments.verdicts import Claim, judge, parse_claims, verdicts_markdown
+from albert_experiments.statistics.intervals import paired_difference, proportions_difference
+from albert_experiments.statistics.verdicts import Claim, judge, parse_claims, verdicts_markdown
 from albert_tf.comparison import seed_loop
 from albert_tf.comparison.gain import compare_starts
 from albert_tf.comparison.suite import suite_average
@@ -198,7 +198,7 @@ def test_a_claim_may_name_several_metrics_but_downstream_has_no_chance():
 
 
 def test_binomial_p_values_by_hand():
-    from albert_experiments.intervals import binomial_p_value
+    from albert_experiments.statistics.intervals import binomial_p_value
     # 9 of 10 at 50%: the counts 0, 1, 9, 10 are as unlikely: (1 + 10 + 10 + 1) / 1024.
     assert binomial_p_value(9, 10) == pytest.approx(22 / 1024)
     assert binomial_p_value(10, 10) == pytest.approx(2 / 1024)
@@ -246,7 +246,7 @@ def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_tr
                     "sop_accuracy": None}]}]
     lines = chance_markdown(results).splitlines()
     assert len(lines) == 4  # header, rule, the SOP model's two cells; None has no head
-    from albert_experiments.intervals import binomial_p_value
+    from albert_experiments.statistics.intervals import binomial_p_value
     assert lines[2] == f"| SOP | NSP | 240 / 400 | 60.0 | {binomial_p_value(240, 400):.2g} |"
     assert lines[3].startswith("| SOP | SOP | 160 / 200 | 80.0 |")
     trend = trend_markdown(results).splitlines()

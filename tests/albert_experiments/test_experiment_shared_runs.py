@@ -8,8 +8,8 @@ import os
 import pytest
 from repository import REPOSITORY
 
-from albert_experiments.runner import _what_it_computes, variant_config
 from albert_experiments.result_store import copy_folder, copy_run
+from albert_experiments.runner import _what_it_computes, variant_config
 from albert_experiments.shared_runs import find_identical_run, find_random_start
 from albert_experiments.spec import load_experiment
 

@@ -452,7 +452,7 @@ def _result(name, accuracy, masked_tokens=10_000, metric="mlm_accuracy"):
 
 
 def test_verdicts_use_the_normal_interval_of_two_accuracies():
-    from albert_experiments.verdicts import Claim, judge
+    from albert_experiments.statistics.verdicts import Claim, judge
     results = {"a": _result("a", 0.20), "b": _result("b", 0.18)}
     verdict = judge(Claim("a beats b", "mlm_accuracy", "a", "b", "higher"), results)
     # By hand: se = sqrt(.2 * .8 / 1e4 + .18 * .82 / 1e4) = 0.0055426; 1.96 se = 0.010864.
@@ -478,7 +478,7 @@ def _scores(**tasks):
 
 
 def test_pretraining_gains_pair_each_task_and_the_average_by_seed():
-    from albert_experiments.pretraining_gain import (
+    from albert_experiments.statistics.pretraining_gain import (
         pretraining_gains,
         pretraining_gains_markdown,
     )
@@ -524,7 +524,7 @@ def _agreeing_outcomes(first_right=2000, second_loses=200, count=10_000, label_s
 
 
 def test_paired_outcomes_difference_is_the_interval_of_per_example_differences():
-    from albert_experiments.intervals import paired_outcomes_difference
+    from albert_experiments.statistics.intervals import paired_outcomes_difference
     # Differences 0, 1, 0, 0: mean 0.25, sd 0.5, 1.96 * 0.5 / 2 = 0.49.
     assert paired_outcomes_difference([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(
         (0.25, -0.24, 0.74), abs=1e-4)
@@ -539,8 +539,8 @@ def test_paired_outcomes_difference_is_the_interval_of_per_example_differences()
 
 
 def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
-    from albert_experiments.heldout_outcomes import load_outcomes, save_outcomes
-    from albert_experiments.verdicts import Claim, judge, verdicts_markdown
+    from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
+    from albert_experiments.statistics.verdicts import Claim, judge, verdicts_markdown
     first, second = _agreeing_outcomes()
     for name, outcomes in (("a", first), ("b", second)):
         os.makedirs(tmp_path / name)
@@ -572,8 +572,11 @@ def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
 
 
 def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_target():
-    from albert_experiments.heldout_outcomes import above_unigram_plateau, unigram_plateau
     from albert_experiments.report import plateau_markdown
+    from albert_experiments.statistics.heldout_outcomes import (
+        above_unigram_plateau,
+        unigram_plateau,
+    )
     # Targets 8 (four times), 5 and 9 (twice each: a tie, which the lower id wins), 11.
     labels = np.array([8, 5, 8, 9, 8, 5, 9, 11, 8, 7], np.int32)
     token, plateau = unigram_plateau(labels)
@@ -607,7 +610,7 @@ def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_tar
 
 
 def test_a_claim_against_chance_uses_the_sentence_examples():
-    from albert_experiments.verdicts import Claim, judge
+    from albert_experiments.statistics.verdicts import Claim, judge
     results = {"sop": _result("sop", 0.58, metric="nsp_accuracy")}
     verdict = judge(Claim("", "nsp_accuracy", "sop", "chance", "higher"), results)
     # se = sqrt(.58 * .42 / 400) = 0.024678; the interval is 0.08 +- 0.048368.
@@ -625,7 +628,7 @@ def test_a_claim_against_chance_uses_the_sentence_examples():
 ])
 def test_bad_claims_are_named(claim, message):
     from albert_experiments.spec import ExperimentError
-    from albert_experiments.verdicts import parse_claims
+    from albert_experiments.statistics.verdicts import parse_claims
     with pytest.raises(ExperimentError, match=message):
         parse_claims([claim], ["a", "b"], "table.yaml", ExperimentError)
 
@@ -661,7 +664,7 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
 @pytest.mark.slow
 def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
                                                                           capsys):
-    from albert_experiments.intervals import paired_difference
+    from albert_experiments.statistics.intervals import paired_difference
     from albert_tf.comparison.suite import suite_name
     assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
                             "sop"]) == 0

@@ -55,7 +55,7 @@ def test_a_stuck_random_start_makes_the_comparison_fail_not_a_gain():
 
 
 def test_paired_difference_has_one_home():
-    from albert_experiments import intervals
+    from albert_experiments.statistics import intervals
 
     assert intervals.paired_difference is paired_difference
 

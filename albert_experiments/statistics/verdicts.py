@@ -14,17 +14,17 @@ Metrics: `mlm_accuracy`, `sop_accuracy`, `nsp_accuracy` (held out) and `downstre
 (the table's Avg column over its downstream tasks).
 
 The difference of two held-out accuracies gets a 95% normal interval. When both variants'
-per-prediction outcomes are stored (`albert_experiments.heldout_outcomes`) and were made on the
-same held-out examples, the interval is paired over the examples: it is the interval of the mean
-per-example difference, and examples both models get right or both get wrong add nothing to it,
-so it is far narrower than one of independent samples. Otherwise (older runs, another tokenizer,
-one model's score on one task against another's on another, or chance) it is the interval of
-independent samples from the held-out sample sizes (masked predictions for MLM, examples for SOP
-and NSP, read from the held-out manifests when the variant was scored), which is wider than a
-paired one would be. The difference of two downstream averages is paired
-by fine-tuning seed (the same seed orders the same examples and starts the same task head) and
-gets Student's t-interval over the seeds both variants finished; with fewer than two such
-seeds there is no interval and the verdict is `not shown`. Verdicts:
+per-prediction outcomes are stored (`albert_experiments.statistics.heldout_outcomes`) and were
+made on the same held-out examples, the interval is paired over the examples: it is the
+interval of the mean per-example difference, and examples both models get right or both get
+wrong add nothing to it, so it is far narrower than one of independent samples. Otherwise
+(older runs, another tokenizer, one model's score on one task against another's on another, or
+chance) it is the interval of independent samples from the held-out sample sizes (masked
+predictions for MLM, examples for SOP and NSP, read from the held-out manifests when the
+variant was scored), which is wider than a paired one would be. The difference of two
+downstream averages is paired by fine-tuning seed (the same seed orders the same examples and
+starts the same task head) and gets Student's t-interval over the seeds both variants finished;
+with fewer than two such seeds there is no interval and the verdict is `not shown`. Verdicts:
 
 - higher / lower: `shown` when the whole interval lies on the expected side of 0,
   `contradicted` when it lies on the other side, else `not shown`;
@@ -37,9 +37,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages, stuck_count
-from albert_experiments.heldout_outcomes import paired_outcomes
-from albert_experiments.intervals import (
+from albert_experiments.statistics.downstream_average import (
+    DOWNSTREAM_AVERAGE,
+    seed_averages,
+    stuck_count,
+)
+from albert_experiments.statistics.heldout_outcomes import paired_outcomes
+from albert_experiments.statistics.intervals import (
     paired_difference,
     paired_outcomes_difference,
     proportions_difference,
@@ -174,7 +178,7 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
           outcomes: Mapping[str, Mapping[str, Any] | None] | None = None) -> Verdict:
     """The verdict of `claim` on the finished variants' `results` (by variant name);
     `task_names` are the table's downstream tasks (for `downstream_average`); `outcomes`
-    (by variant name, see `albert_experiments.heldout_outcomes`) pair held-out accuracies
+    (by variant name, see `albert_experiments.statistics.heldout_outcomes`) pair held-out accuracies
     example by example where they can."""
     measured = _interval(claim, results, task_names, outcomes or {})
     if measured is None:

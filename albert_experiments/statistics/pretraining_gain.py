@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
-from albert_experiments.intervals import paired_difference
+from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
+from albert_experiments.statistics.intervals import paired_difference
 
 
 def pretraining_gains(result: Mapping[str, Any], random_start: Mapping[str, Any],
