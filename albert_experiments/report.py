@@ -9,6 +9,7 @@ row.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -267,6 +268,119 @@ def _setting(results: list[dict[str, Any]]) -> str:
             f"(the first variant; the rows change what the paper's rows change)")
 
 
+@dataclasses.dataclass(frozen=True)
+class ReportParts:
+    """What the sections of `results.md` are made from."""
+    spec: ExperimentSpec
+    results: list[dict[str, Any]]  # the finished variants' results
+    reference: dict[str, Any] | None  # the random start's, if it ran
+    paper_parameters: dict[str, int | None]
+    command: str
+    plots: dict[str, str]  # name -> path
+    gains: dict[str, Any]  # variant -> its gains over the random start
+    plateaus: dict[str, Any]  # variant -> how far it left the unigram plateau
+    verdicts: list[Any]
+    notes_path: str  # the reader's notes, kept when the report is rewritten
+
+    @property
+    def task_names(self) -> list[str]:
+        return [task.name for task in self.spec.downstream]
+
+
+def _header(parts: ReportParts) -> list[str]:
+    spec, lines = parts.spec, [f"# {parts.spec.title or parts.spec.name} "
+                               f"({parts.spec.scale} scale)", ""]
+    if spec.paper_setting:
+        lines += [f"Paper: {spec.paper_setting} (paper's Table {spec.paper_table}).", ""]
+    if parts.results:
+        lines += [f"Ours: {_setting(parts.results)}.", ""]
+    if parts.command:
+        lines += ["Made by:", "", f"    {parts.command}", ""]
+    return lines
+
+
+def _table(parts: ReportParts) -> list[str]:
+    lines = [markdown_table(parts.spec, parts.results, parts.paper_parameters,
+                            parts.reference), ""]
+    if parts.reference is not None:
+        lines += ["The last row fine-tunes a random start of the first variant's sizes with "
+                  "the same recipe and seeds: the downstream columns without pretraining.",
+                  ""]
+    return lines
+
+
+def _probe_notes(parts: ReportParts) -> list[str]:
+    lines = []
+    for result in (result for result in parts.results if result.get("sentence_probe")):
+        steps = next(iter(result["sentence_probe"].values()))["steps"]
+        lines += [f"The {row_label(result)} row was trained without a sentence objective: its "
+                  f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
+                  f"trained {steps} steps on each objective's training shards with the rest "
+                  f"of the model frozen, then scored on the same held-out sets.", ""]
+    return lines
+
+
+def _gains_section(parts: ReportParts) -> list[str]:
+    table = pretraining_gains_markdown(
+        [(row_label(result), parts.gains.get(result["name"], {})) for result in parts.results],
+        parts.task_names, METRICS[DOWNSTREAM_AVERAGE])
+    if not table:
+        return []
+    return ["## Pretraining against a random start", "",
+            "Each variant's scores minus the random start's (test scores at the "
+            "checkpoint dev chose, dev scores for runs made before test scores were "
+            "kept), paired by fine-tuning seed (points, with a 95% t-interval over the "
+            "seeds both finished; the random start has the first variant's sizes):", "",
+            table, ""]
+
+
+def _titled(title: str, body: str) -> list[str]:
+    return [f"## {title}", "", body, ""] if body else []
+
+
+def _stuck_section(parts: ReportParts) -> list[str]:
+    rows = [*parts.results, *([parts.reference] if parts.reference else [])]
+    return _titled("Stuck fine-tunes", stuck_markdown(rows, parts.task_names))
+
+
+def _chance_section(parts: ReportParts) -> list[str]:
+    return _titled("Sentence accuracies against chance", chance_markdown(parts.results))
+
+
+def _plateau_section(parts: ReportParts) -> list[str]:
+    return _titled("Off the unigram plateau", plateau_markdown(parts.results, parts.plateaus))
+
+
+def _trend_section(parts: ReportParts) -> list[str]:
+    return _titled("Held-out accuracies at each kept checkpoint", trend_markdown(parts.results))
+
+
+def _plots(parts: ReportParts) -> list[str]:
+    return [f"![{name}]({os.path.basename(path)})" for name, path in parts.plots.items()]
+
+
+def _verdicts_section(parts: ReportParts) -> list[str]:
+    if not parts.verdicts:
+        return []
+    return ["", "## Verdicts", "",
+            "Each claim of the paper about this table, tested on our held-out accuracies "
+            "and downstream averages (difference in points with a 95% interval; see "
+            "`albert_experiments/statistics/verdicts.py` for the rule).", "",
+            verdicts_markdown(parts.verdicts)]
+
+
+def _notes(parts: ReportParts) -> list[str]:
+    if not os.path.exists(parts.notes_path):
+        return []
+    with open(parts.notes_path, encoding="utf-8") as f:
+        return ["", f.read().rstrip()]
+
+
+# The sections of results.md, in order; each gives no lines when it has nothing to say.
+SECTIONS = (_header, _table, _probe_notes, _gains_section, _stuck_section, _chance_section,
+            _plateau_section, _trend_section, _plots, _verdicts_section, _notes)
+
+
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
     """Writes results.json, results.md and the plots to `folders.results_dir`; without a
     `command` the one of the report there before is kept."""
@@ -314,58 +428,9 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
-    lines = [f"# {spec.title or spec.name} ({spec.scale} scale)", ""]
-    if spec.paper_setting:
-        lines += [f"Paper: {spec.paper_setting} (paper's Table {spec.paper_table}).", ""]
-    if results:
-        lines += [f"Ours: {_setting(results)}.", ""]
-    if command:
-        lines += ["Made by:", "", f"    {command}", ""]
-    lines += [markdown_table(spec, results, paper_parameters, reference), ""]
-    if reference is not None:
-        lines += ["The last row fine-tunes a random start of the first variant's sizes with "
-                  "the same recipe and seeds: the downstream columns without pretraining.",
-                  ""]
-    probed = [result for result in results if result.get("sentence_probe")]
-    for result in probed:
-        steps = next(iter(result["sentence_probe"].values()))["steps"]
-        lines += [f"The {row_label(result)} row was trained without a sentence objective: its "
-                  f"SOP and NSP columns are probes, a fresh sentence head and the pooler "
-                  f"trained {steps} steps on each objective's training shards with the rest "
-                  f"of the model frozen, then scored on the same held-out sets.", ""]
-    gains_table = pretraining_gains_markdown(
-        [(row_label(result), gains.get(result["name"], {})) for result in results],
-        task_names, METRICS[DOWNSTREAM_AVERAGE])
-    if gains_table:
-        lines += ["## Pretraining against a random start", "",
-                  "Each variant's scores minus the random start's (test scores at the "
-                  "checkpoint dev chose, dev scores for runs made before test scores were "
-                  "kept), paired by fine-tuning seed (points, with a 95% t-interval over the "
-                  "seeds both finished; the random start has the first variant's sizes):", "",
-                  gains_table, ""]
-    stuck = stuck_markdown([*results, *([reference] if reference else [])], task_names)
-    if stuck:
-        lines += ["## Stuck fine-tunes", "", stuck, ""]
-    chance = chance_markdown(results)
-    if chance:
-        lines += ["## Sentence accuracies against chance", "", chance, ""]
-    plateau = plateau_markdown(results, plateaus)
-    if plateau:
-        lines += ["## Off the unigram plateau", "", plateau, ""]
-    trend = trend_markdown(results)
-    if trend:
-        lines += ["## Held-out accuracies at each kept checkpoint", "", trend, ""]
-    lines += [f"![{name}]({os.path.basename(path)})" for name, path in plots.items()]
-    if verdicts:
-        lines += ["", "## Verdicts", "",
-                  "Each claim of the paper about this table, tested on our held-out accuracies "
-                  "and downstream averages (difference in points with a 95% interval; see "
-                  "`albert_experiments/statistics/verdicts.py` for the rule).", "",
-                  verdicts_markdown(verdicts)]
-    notes = os.path.join(folders.results_dir, NOTES_MARKDOWN)
-    if os.path.exists(notes):  # the reader's notes, kept when the report is rewritten
-        with open(notes, encoding="utf-8") as f:
-            lines += ["", f.read().rstrip()]
+    parts = ReportParts(spec, results, reference, paper_parameters, command, plots, gains,
+                        plateaus, verdicts, os.path.join(folders.results_dir, NOTES_MARKDOWN))
+    lines = [line for section in SECTIONS for line in section(parts)]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "
