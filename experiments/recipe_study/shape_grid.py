@@ -28,6 +28,7 @@ root); the commands run are the ones beside this Python (its virtual environment
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -38,8 +39,31 @@ import time
 
 BIN = os.path.dirname(sys.executable)
 REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
-SHAPES = {f"h{hidden}_l{layers}": (hidden, layers)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """A run of the study: a shape, changes to the reference recipe, and a budget in
+    multiples of the reference run's pretraining FLOPs."""
+    hidden: int = REFERENCE["hidden"]
+    layers: int = REFERENCE["layers"]
+    overrides: tuple[str, ...] = ()
+    budget: float = 1.0
+
+
+SHAPES = {f"h{hidden}_l{layers}": Variant(hidden, layers)
           for hidden in (64, 128, 256) for layers in (2, 4, 12)}
+# The study's other levers, each one change at the reference shape. (The masking rate needs
+# shards with more prediction slots than the 20 of these, so it is not among them yet.)
+LEVERS = {
+    "no_sentence_objective": Variant(overrides=("sentence_objective=none",)),
+    "dynamic_masking": Variant(overrides=("data.dynamic_masking=true",)),
+    "lr_5e-4": Variant(overrides=("optimizer.learning_rate=0.0005",)),
+    "lr_2e-3": Variant(overrides=("optimizer.learning_rate=0.002",)),
+    "budget_x2": Variant(budget=2.0),
+    "budget_x4": Variant(budget=4.0),
+}
+VARIANTS = {**SHAPES, **LEVERS}
 CORPUS = "runs/prose_full"  # experiments/results/downstream/prose_full_8k/commands.sh
 PRETRAIN_OVERRIDES = (
     "model.vocab_size=8000", f"data.train_files=[{CORPUS}/shards/train/*.tfrecord]",
@@ -56,6 +80,7 @@ def shape_overrides(hidden: int, layers: int) -> list[str]:
 
 
 def step_flops(hidden: int, layers: int) -> int:
+    """FLOPs of one pretraining step of this shape."""
     from albert_tf.config.pretraining import load_pretrain_config
     from albert_tf.flops import pretraining_step_flops
     config = load_pretrain_config("configs/pretrain/tiny_cpu.yaml",
@@ -65,18 +90,22 @@ def step_flops(hidden: int, layers: int) -> int:
                                   config.data.max_predictions_per_seq)
 
 
-def budget_steps(hidden: int, layers: int) -> int:
-    """The reference run's FLOPs in whole `STEP_UNIT`s of this shape's steps (one at least)."""
-    budget = REFERENCE["steps"] * step_flops(REFERENCE["hidden"], REFERENCE["layers"])
-    return STEP_UNIT * max(1, round(budget / step_flops(hidden, layers) / STEP_UNIT))
+def budget_steps(variant: Variant) -> int:
+    """The variant's budget (the reference run's FLOPs times `budget`) in whole
+    `STEP_UNIT`s of its shape's steps (one at least)."""
+    budget = (variant.budget * REFERENCE["steps"]
+              * step_flops(REFERENCE["hidden"], REFERENCE["layers"]))
+    return STEP_UNIT * max(1, round(budget / step_flops(variant.hidden, variant.layers)
+                                    / STEP_UNIT))
 
 
-def pretrain_command(shape: str, run_dir: str) -> list[str]:
-    hidden, layers = SHAPES[shape]
-    steps = budget_steps(hidden, layers)
+def pretrain_command(name: str, run_dir: str) -> list[str]:
+    variant = VARIANTS[name]
+    steps = budget_steps(variant)
     return [os.path.join(BIN, "albert-pretrain"), "--config", "configs/pretrain/tiny_cpu.yaml",
             *[item for override in [
-                *PRETRAIN_OVERRIDES, *shape_overrides(hidden, layers),
+                *PRETRAIN_OVERRIDES, *shape_overrides(variant.hidden, variant.layers),
+                *variant.overrides,
                 f"train.model_dir={run_dir}", f"train.train_steps={steps}",
                 f"train.steps_per_epoch={steps // 6}", f"train.backup_every_steps={steps // 6}",
                 f"optimizer.warmup_steps={steps // 6}"]
@@ -112,22 +141,24 @@ def training_seconds(run_dir: str, steps: int) -> float:
     return run_curves(os.path.join(run_dir, "tensorboard"), steps // 6, steps)["train_seconds"]
 
 
-def pretrain(shape: str, run_dir: str) -> dict:
-    """Pretrains `shape` in `run_dir` unless finished; returns what `pretraining.json` keeps."""
-    hidden, layers = SHAPES[shape]
-    steps = budget_steps(hidden, layers)
+def pretrain(name: str, run_dir: str) -> dict:
+    """Pretrains variant `name` in `run_dir` unless finished; returns what
+    `pretraining.json` keeps."""
+    variant = VARIANTS[name]
+    steps = budget_steps(variant)
     results = os.path.join(run_dir, "eval_results.json")
     if not (os.path.exists(results) and _json(results).get("step") == steps):
-        subprocess.run(pretrain_command(shape, run_dir), check=True)
-    return {"shape": shape, "hidden_size": hidden, "num_layers": layers,
-            "train_steps": steps, "step_flops": step_flops(hidden, layers),
+        subprocess.run(pretrain_command(name, run_dir), check=True)
+    return {"shape": name, "hidden_size": variant.hidden, "num_layers": variant.layers,
+            "overrides": list(variant.overrides), "budget": variant.budget,
+            "train_steps": steps, "step_flops": step_flops(variant.hidden, variant.layers),
             "seconds": round(training_seconds(run_dir, steps), 1), "machine": machine(),
             "heldout": _json(results)}
 
 
 def grid_markdown(results_dir: str) -> str:
     rows = []
-    for shape in SHAPES:
+    for shape in VARIANTS:
         folder = os.path.join(results_dir, shape)
         if not os.path.exists(os.path.join(folder, "downstream.json")):
             continue
@@ -152,7 +183,9 @@ def grid_markdown(results_dir: str) -> str:
             + " | " + (f"{100 * average['gain']:+.1f} [{100 * average['gain_low']:+.1f}, "
                        f"{100 * average['gain_high']:+.1f}]" if average else "none") + " |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
-    return ("# Shape grid: the same pretraining FLOPs at each shape\n\n"
+    return ("# Recipe study: pretrained against random starts, per variant\n\n"
+            "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
+            "thing of the reference (`LEVERS` in experiments/recipe_study/shape_grid.py). "
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
             "(k/m) = stuck fine-tunes of the pretrained / random start out of 5.\n\n"
             f"| shape | steps | pretrain min | held-out MLM | SOP | {tasks} | average |\n"
@@ -171,7 +204,7 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
     with open(os.path.join(results_dir, "grid.md"), "w", encoding="utf-8") as f:
         f.write(grid_markdown(results_dir))
     if commit:
-        message = f"Shape grid: {shape} pretrained and fine-tuned (recipe study)"
+        message = f"Recipe study: {shape} pretrained and fine-tuned"
         paths = [folder, os.path.join(results_dir, "grid.md")]
         for _ in range(3):  # another git command may hold the index for a moment
             if (subprocess.run(["git", "add", *paths]).returncode == 0 and
@@ -183,9 +216,9 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("shapes", nargs="*", metavar="SHAPE",
-                        help=f"any of {', '.join(SHAPES)}")
-    parser.add_argument("--list", action="store_true", help="print the shapes' budgets")
+    parser.add_argument("shapes", nargs="*", metavar="VARIANT",
+                        help=f"any of {', '.join(VARIANTS)}")
+    parser.add_argument("--list", action="store_true", help="print the variants' budgets")
     parser.add_argument("--work", default="runs/shape_grid", help="the runs' folder")
     parser.add_argument("--tasks_dir", default="runs/tasks")
     parser.add_argument("--results", default="experiments/results/recipe_study/shape_grid")
@@ -195,14 +228,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         reference = step_flops(REFERENCE["hidden"], REFERENCE["layers"])
-        for shape, (hidden, layers) in SHAPES.items():
-            flops = step_flops(hidden, layers)
-            print(f"{shape}: {budget_steps(hidden, layers)} steps of {flops / 1e9:.1f} GFLOP "
-                  f"({flops / reference:.1f}x the reference's)")
+        for name, variant in VARIANTS.items():
+            flops = step_flops(variant.hidden, variant.layers)
+            print(f"{name}: {budget_steps(variant)} steps of {flops / 1e9:.1f} GFLOP "
+                  f"({flops / reference:.1f}x the reference's)"
+                  + (f", {' '.join(variant.overrides)}" if variant.overrides else ""))
         return 0
-    unknown = [shape for shape in args.shapes if shape not in SHAPES]
+    unknown = [shape for shape in args.shapes if shape not in VARIANTS]
     if unknown:
-        parser.error(f"unknown shapes {unknown}: the shapes are {', '.join(SHAPES)}")
+        parser.error(f"unknown variants {unknown}: the variants are {', '.join(VARIANTS)}")
     reused = dict(item.split("=", 1) for item in args.reuse)
     for shape in args.shapes:
         run_dir = reused.get(shape, os.path.join(args.work, shape, "run"))
