@@ -22,11 +22,11 @@ import os
 from typing import Any, Mapping
 
 from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
-from albert_tf.task_data.glue_tasks import FOLDER_DESCRIPTION
+from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions
 from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
-from data_prep.tasks import summary_lines, write_task
+from data_prep.task_folders import summary_lines, write_task
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
 

@@ -56,7 +56,7 @@ from albert_tf.config.schema import (
 )
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
-from data_prep.tasks.registry import TASK_NAMES
+from data_prep.task_folders.registry import TASK_NAMES
 
 # What the runner measures for every variant; `report.metrics` picks and orders them.
 METRICS = {

@@ -42,7 +42,7 @@ import tf_keras  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config  # noqa: E402
 from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.finetuning.datasets import trim_to_longest  # noqa: E402
-from albert_tf.finetuning.tasks import get_task  # noqa: E402
+from albert_tf.finetuning.task_kinds import get_task  # noqa: E402
 from albert_tf.flops import encoder_training_flops  # noqa: E402
 from albert_tf.loop.optimization import OptimizerConfig, create_optimizer  # noqa: E402
 from albert_tf.models.task_models import AlbertClassifier  # noqa: E402

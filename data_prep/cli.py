@@ -145,7 +145,7 @@ def _add_inspect_command(commands) -> None:
 
 
 def _add_task_command(commands) -> None:
-    from data_prep.tasks import DEFAULT_SEED, TASK_NAMES
+    from data_prep.task_folders import DEFAULT_SEED, TASK_NAMES
     task = commands.add_parser("task", help="write a labelled task folder for albert-finetune "
                                "from data an installed package ships")
     task.add_argument("--source", choices=TASK_NAMES, required=True,
@@ -241,7 +241,7 @@ def _corpus(args) -> None:
 
 
 def _task(args) -> None:
-    from data_prep.tasks import summary_lines, write_task
+    from data_prep.task_folders import summary_lines, write_task
     record = write_task(args.source, args.output, args.seed)
     for line in summary_lines(record):
         print(line)

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
 from albert_tf.task_data.glue import GLUE_TASKS, read_glue, read_labelled_test
-from albert_tf.task_data.glue_tasks import folder_classification_task
+from albert_tf.task_data.glue_table import folder_classification_task
 from albert_tf.task_data.metrics import accuracy, pearson
 
 _WORD = re.compile(r"\w+")

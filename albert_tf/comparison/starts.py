@@ -23,8 +23,8 @@ import yaml
 from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
-from albert_tf.finetuning.tasks import get_task
-from albert_tf.task_data.glue_tasks import FOLDER_DESCRIPTION
+from albert_tf.finetuning.task_kinds import get_task
+from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.files import atomic_write_bytes
 
 STARTS = ("pretrained", "random")

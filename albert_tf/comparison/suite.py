@@ -45,7 +45,7 @@ from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.finetuning.feature_cache import file_digest
 from albert_tf.task_data.glue import test_labels_path
-from albert_tf.task_data.glue_tasks import FOLDER_DESCRIPTION
+from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.files import atomic_write_bytes
 
 RANDOM_STARTS = "random_starts"  # the random starts' folder under --tasks_dir by default

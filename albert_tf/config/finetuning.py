@@ -1,7 +1,7 @@
 """A fine-tuning run's configuration: one dataclass per concern, read from a task YAML.
 
 ```yaml
-task: mrpc                      # a name of albert_tf.finetuning.tasks.TASKS
+task: mrpc                      # a name of albert_tf.finetuning.task_kinds.TASKS
 model: {init_checkpoint: runs/base, classifier_dropout: 0.1, hidden_dropout: 0.0}
 data: {data_dir: glue_data/MRPC, max_seq_length: 512}
 optimizer: {type: adamw, learning_rate: 2.0e-5, warmup_steps: 200}
@@ -128,7 +128,7 @@ class FinetuneTrainConfig(TrainingLoopConfig):
 
 
 # Every task albert-finetune runs: the GLUE tasks (their readers and files:
-# `albert_tf.task_data.glue_tasks.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
+# `albert_tf.task_data.glue_table.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
 # `classify` (a folder of `albert-data task` with its own labels).
 GLUE_NAMES = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
 FOLDER_CLASSIFICATION = "classify"

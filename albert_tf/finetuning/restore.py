@@ -35,7 +35,7 @@ class FinetunedModel:
 def load_finetuned(model_dir: str, checkpoint: str | None = None) -> FinetunedModel:
     """The run's task model with the weights of its best dev evaluation (or `checkpoint`)."""
     from albert_tf.config.schema import dataclass_from_mapping
-    from albert_tf.finetuning.tasks import get_task
+    from albert_tf.finetuning.task_kinds import get_task
 
     config_path = os.path.join(model_dir, FINETUNE_CONFIG_FILE)
     config = dataclass_from_mapping(FinetuneConfig, load_yaml_mapping(config_path), config_path)

@@ -51,7 +51,7 @@ from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
 from albert_tf.finetuning.stuck import stuck_note
-from albert_tf.finetuning.tasks import FinetuneTask, get_task
+from albert_tf.finetuning.task_kinds import FinetuneTask, get_task
 from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
 from albert_tf.loop.optimization import create_optimizer

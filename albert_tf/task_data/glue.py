@@ -1,5 +1,5 @@
 """The GLUE benchmark's files: a reader (`read_glue`) and the leaderboard prediction writer
-(`write_glue_predictions`), driven by each task's TSV layout (`glue_tasks.GLUE_TASKS`).
+(`write_glue_predictions`), driven by each task's TSV layout (`glue_table.GLUE_TASKS`).
 No TensorFlow.
 
 Example:
@@ -19,7 +19,7 @@ import os
 from typing import Iterator, Optional, Sequence, Union
 
 from albert_tf.task_data.examples import TaskDataError, TextExample
-from albert_tf.task_data.glue_tasks import (
+from albert_tf.task_data.glue_table import (
     GLUE_TASKS,
     LAST_COLUMN,
     ColumnLayout,

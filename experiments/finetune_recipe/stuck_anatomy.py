@@ -30,7 +30,7 @@ def anatomy(run_dir: str) -> dict:
 
     from albert_tf.finetuning.restore import load_finetuned
     from albert_tf.finetuning.runner import SplitPreparer
-    from albert_tf.finetuning.tasks import get_task
+    from albert_tf.finetuning.task_kinds import get_task
     from albert_tf.models.encoder import INPUT_NAMES
     from albert_tf.tokenization import AlbertTokenizer
     from albert_tf.training.collapse import spread

@@ -13,10 +13,10 @@ from albert_tf.comparison.gain import compare_starts, paired_difference, scored_
 from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.finetuning.stuck import is_stuck, stuck_note
-from albert_tf.finetuning.tasks import get_task
+from albert_tf.finetuning.task_kinds import get_task
 from albert_tf.task_data.examples import TaskDataError
 from albert_tf.task_data.glue import read_labelled_test
-from albert_tf.task_data.glue_tasks import folder_classification_task
+from albert_tf.task_data.glue_table import folder_classification_task
 
 
 def _record(dev, test=None, stuck=False):

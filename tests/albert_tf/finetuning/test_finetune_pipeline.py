@@ -12,7 +12,7 @@ from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.datasets import evaluation_dataset, training_dataset, trim_to_longest
-from albert_tf.finetuning.tasks import TASK_NAMES, get_task
+from albert_tf.finetuning.task_kinds import TASK_NAMES, get_task
 from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
 from albert_tf.tokenization import AlbertTokenizer
 

@@ -198,7 +198,7 @@ def test_dev_threshold_is_tuned_for_f1_and_applied_as_the_original_does(tmp_path
     above -2 and scoring again (the script's fixed threshold 1.0 changes nothing here) gives
     75%."""
     from albert_tf.config.finetuning import load_finetune_config
-    from albert_tf.finetuning.tasks import get_task
+    from albert_tf.finetuning.task_kinds import get_task
 
     config = load_finetune_config(None, ["data.data_dir=" + str(tmp_path)], task="squad_v2")
     task = get_task(config)

@@ -7,11 +7,11 @@ import os
 from typing import Union
 
 from albert_tf.text.options import DataPrepError
-from data_prep.tasks.bbc_news import read_bbc_news
-from data_prep.tasks.fine_foods import read_fine_foods
-from data_prep.tasks.lee_pairs import read_lee_pairs
-from data_prep.tasks.rotten_tomatoes import read_rotten_tomatoes
-from data_prep.tasks.task_source import TaskSource
+from data_prep.task_folders.bbc_news import read_bbc_news
+from data_prep.task_folders.fine_foods import read_fine_foods
+from data_prep.task_folders.lee_pairs import read_lee_pairs
+from data_prep.task_folders.rotten_tomatoes import read_rotten_tomatoes
+from data_prep.task_folders.task_source import TaskSource
 
 # What the two sentiment tasks share: SST-2's files and labels (0 negative, 1 positive), read
 # by albert-finetune's sst2 task, split 80/10/10.

@@ -27,7 +27,7 @@ from albert_tf.models.task_models import (
 )
 from albert_tf.task_data import glue, metrics, race, squad, squad_evaluation, squad_postprocess
 from albert_tf.task_data.examples import TaskDataError
-from albert_tf.task_data.glue_tasks import folder_classification_task
+from albert_tf.task_data.glue_table import folder_classification_task
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 

@@ -9,8 +9,8 @@ from typing import Optional, Union
 
 from albert_tf.text.options import DataPrepError
 from data_prep.debian_packages import copyright_licence, installed_version
-from data_prep.tasks.registry import get_task_source
-from data_prep.tasks.task_source import TaskSource
+from data_prep.task_folders.registry import get_task_source
+from data_prep.task_folders.task_source import TaskSource
 
 
 def _metadata_licence(metadata) -> Optional[str]:

@@ -9,12 +9,12 @@ from typing import Optional, Union
 
 from albert_tf.text.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
-from data_prep.tasks.glue_files import TEST_LABELS_FILE, glue_files, groups_file
-from data_prep.tasks.packages import locate_package_data
-from data_prep.tasks.registry import get_task_source
-from data_prep.tasks.splitting import SPLITS, prepare_examples, split_examples
-from data_prep.tasks.statistics import split_statistics
-from data_prep.tasks.task_source import TaskSource
+from data_prep.task_folders.glue_files import TEST_LABELS_FILE, glue_files, groups_file
+from data_prep.task_folders.packages import locate_package_data
+from data_prep.task_folders.registry import get_task_source
+from data_prep.task_folders.splitting import SPLITS, prepare_examples, split_examples
+from data_prep.task_folders.statistics import split_statistics
+from data_prep.task_folders.task_source import TaskSource
 
 DEFAULT_SEED = 12345
 

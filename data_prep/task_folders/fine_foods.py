@@ -10,7 +10,7 @@ from typing import Iterator
 
 from albert_tf.text.options import DataPrepError
 from data_prep.rdata import data_frame_columns, read_lazy_load_database
-from data_prep.tasks.examples import Example, clean_text
+from data_prep.task_folders.examples import Example, clean_text
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,300}>")
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

@@ -32,11 +32,11 @@ Modules: one a source (`bbc_news`, `rotten_tomatoes`, `fine_foods`, `lee_pairs`:
 `glue_files` and `write` (the command); R's lazy-load data is read by `data_prep.rdata`.
 """
 
-from data_prep.tasks.examples import Example
-from data_prep.tasks.registry import TASK_NAMES, TASK_SOURCES, get_task_source
-from data_prep.tasks.splitting import SPLITS
-from data_prep.tasks.task_source import TaskSource
-from data_prep.tasks.write import DEFAULT_SEED, summary_lines, write_task
+from data_prep.task_folders.examples import Example
+from data_prep.task_folders.registry import TASK_NAMES, TASK_SOURCES, get_task_source
+from data_prep.task_folders.splitting import SPLITS
+from data_prep.task_folders.task_source import TaskSource
+from data_prep.task_folders.write import DEFAULT_SEED, summary_lines, write_task
 
 __all__ = ["DEFAULT_SEED", "SPLITS", "TASK_NAMES", "TASK_SOURCES", "Example", "TaskSource",
            "get_task_source", "summary_lines", "write_task"]

@@ -7,7 +7,7 @@ import os
 from typing import Iterator
 
 from albert_tf.text.options import DataPrepError
-from data_prep.tasks.examples import Example, clean_text, decode_text
+from data_prep.task_folders.examples import Example, clean_text, decode_text
 
 
 def read_lee_pairs(folder: str) -> Iterator[Example]:

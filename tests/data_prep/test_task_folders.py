@@ -18,7 +18,7 @@ import pytest
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
 from albert_tf.task_data.glue import GLUE_TASKS, read_glue
-from albert_tf.task_data.glue_tasks import folder_classification_task
+from albert_tf.task_data.glue_table import folder_classification_task
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
 from data_prep.rdata import (
@@ -28,13 +28,13 @@ from data_prep.rdata import (
     read_lazy_load_database,
     unserialize_r,
 )
-from data_prep.tasks import SPLITS, TASK_SOURCES, Example, write_task
-from data_prep.tasks.bbc_news import read_bbc_news
-from data_prep.tasks.fine_foods import read_fine_foods
-from data_prep.tasks.lee_pairs import read_lee_pairs
-from data_prep.tasks.packages import locate_package_data
-from data_prep.tasks.rotten_tomatoes import read_rotten_tomatoes
-from data_prep.tasks.splitting import prepare_examples
+from data_prep.task_folders import SPLITS, TASK_SOURCES, Example, write_task
+from data_prep.task_folders.bbc_news import read_bbc_news
+from data_prep.task_folders.fine_foods import read_fine_foods
+from data_prep.task_folders.lee_pairs import read_lee_pairs
+from data_prep.task_folders.packages import locate_package_data
+from data_prep.task_folders.rotten_tomatoes import read_rotten_tomatoes
+from data_prep.task_folders.splitting import prepare_examples
 
 TOPICS = ("business", "entertainment", "politics", "sports", "tech")
 
