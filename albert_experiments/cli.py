@@ -29,7 +29,7 @@ from typing import Sequence
 
 from albert_tf.cli.command import fail, run_command
 from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag
+from albert_tf.io.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:

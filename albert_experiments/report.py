@@ -32,8 +32,8 @@ from albert_experiments.statistics.pretraining_gain import (
 from albert_experiments.statistics.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
 from albert_tf.config.pretraining import model_config_from_mapping
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.models.parameters import count_parameters
-from albert_tf.text.files import atomic_write_bytes
 
 RANDOM_START = "random_start"  # the folder of the downstream reference row in the work dir
 RESULTS_JSON = "results.json"

@@ -16,7 +16,7 @@ import os
 import shutil
 from typing import Any, TypedDict
 
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 RESULT_FILE = "result.json"
 _PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's folder when done

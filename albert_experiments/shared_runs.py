@@ -26,7 +26,7 @@ import yaml
 from albert_experiments.result_store import RESULT_FILE, is_partial_copy, read_result
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
-from albert_tf.text.files import read_bytes
+from albert_tf.io.files import read_bytes
 
 
 def heldout_scope(max_batches: int | None) -> dict[str, Any]:

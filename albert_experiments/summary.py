@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from albert_experiments.report import RESULTS_JSON
 from albert_experiments.spec import load_experiment
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
 

@@ -218,7 +218,7 @@ def inspect_rates(args, shards: str, single_records: int = 2000) -> dict:
     the one-record-at-a-time eager decoding it replaced (over `single_records` records)."""
     import glob
 
-    from albert_tf.text.features import decode_record
+    from albert_tf.records.features import decode_record
     from data_prep.inspect_shards import RecordStatistics, read_batches
 
     shard = max(glob.glob(os.path.join(shards, "*.tfrecord")), key=os.path.getsize)

@@ -10,7 +10,7 @@ has finished.
 
 Inputs, tokenizer and output folder may be local (for the DirectRunner, or a filesystem every
 worker mounts) or on any filesystem TensorFlow reaches (`gs://` on Dataflow, `hdfs://`), see
-`albert_tf.text.files`.
+`albert_tf.io.files`.
 
     python -m data_prep.beam --input 'gs://bucket/corpus/*.txt' --spm_model gs://bucket/spm.model \\
         --output_dir gs://bucket/shards --num_shards 1024 -- --runner=DataflowRunner ...

@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from albert_tf.text.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.io.console import add_verbose_flag, quiet_tensorflow
 from albert_tf.text.options import (
     SENTENCE_OBJECTIVES,
     SINGLE_SENTENCE_CHUNKS,

@@ -19,7 +19,7 @@ import bisect
 import gzip
 from typing import Iterator
 
-from albert_tf.text import files
+from albert_tf.io import files
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport

@@ -6,7 +6,7 @@ directly: an Example holds Features (field 1), whose `feature` map has one entry
 feature with the name (field 1) and a Feature (field 2) holding an Int64List (field 3) or a
 FloatList (field 2) of packed values (field 1). The varints of a whole batch are computed with
 numpy, and entry headers are memoized by payload size, so Python only joins byte strings per
-example. Features come in the order of `albert_tf.text.features`, so the bytes are a pure
+example. Features come in the order of `albert_tf.records.features`, so the bytes are a pure
 function of the example. `tests/albert_tf/text/test_data_records.py` checks the bytes
 against TensorFlow's own parser and protobuf classes.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.text.features import FEATURE_NAMES, PRETRAINING_FEATURES
+from albert_tf.records.features import FEATURE_NAMES, PRETRAINING_FEATURES
 
 _LENGTH_DELIMITED = 2
 # The order `ExampleEncoder.encode_batch` writes; it must be the spec's (checked at import).
@@ -23,7 +23,7 @@ _ENCODED_ORDER = ("input_ids", "input_mask", "segment_ids", "token_boundary",
                   "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
                   "next_sentence_labels")
 if _ENCODED_ORDER != FEATURE_NAMES:
-    raise ImportError("example_encoding is out of step with albert_tf.text.features")
+    raise ImportError("example_encoding is out of step with albert_tf.records.features")
 
 
 def varint(value: int) -> bytes:

@@ -1,6 +1,6 @@
 """`albert-data inspect`: decoded examples of a shard and statistics recomputed from its records.
 
-Records are read with the training pipeline's own decoder (`albert_tf.text.features`), so
+Records are read with the training pipeline's own decoder (`albert_tf.records.features`), so
 what is shown is what the model will get. Statistics are measured from the records alone: masked
 share of tokens, what masked positions hold ([MASK], the original piece, another piece), label
 shares and how many examples are full length.
@@ -19,7 +19,7 @@ from typing import Iterator
 
 import numpy as np
 
-from albert_tf.text import files
+from albert_tf.io import files
 from albert_tf.text.options import SENTENCE_LABELS
 from albert_tf.text.statistics import ExampleStatistics, format_summary
 from albert_tf.text.vocabulary import MASK_ID, SentencePieceTokenizer
@@ -74,7 +74,7 @@ def read_batches(shard: str, max_seq_length: int, max_predictions: int,
     training pipeline, as numpy batches of up to `batch_size` examples."""
     import tensorflow as tf
 
-    from albert_tf.text.features import decode_record
+    from albert_tf.records.features import decode_record
 
     records = tf.data.TFRecordDataset(shard, buffer_size=1 << 22)
     if max_examples is not None:

@@ -25,7 +25,7 @@ import platform
 import sysconfig
 from typing import Iterable, Iterator
 
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
 from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences

@@ -9,7 +9,7 @@ Layout of `--output_dir`:
   is rebuilt (same bytes, since shards are pure functions of the plan).
 - `manifest.json`: written last, when every shard is complete: all of the above plus the
   merged statistics.
-Every file is written atomically (`albert_tf.text.files`), on a local disk or a remote filesystem.
+Every file is written atomically (`albert_tf.io.files`), on a local disk or a remote filesystem.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import hashlib
 import json
 import os
 
-from albert_tf.text import files
-from albert_tf.text.features import MANIFEST
+from albert_tf.io import files
+from albert_tf.records.features import MANIFEST
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ShardStatistics
 from data_prep.corpus import Part, Source

@@ -14,10 +14,10 @@ import multiprocessing
 import os
 from typing import Sequence
 
-from albert_tf.text import files
+from albert_tf.io import files
+from albert_tf.records.tfrecord import write_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
-from albert_tf.text.tfrecord import write_records
 from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece
 from data_prep import manifest as manifest_files
 from data_prep.corpus import Source, expand_inputs, plan_parts, read_documents

@@ -65,4 +65,4 @@ rm -rf "$out/export/saved_model"
 serve=("$python" scripts/serve_text.py "$out/export/saved_model"
        "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files.")
 if [ -n "${VERBOSE:-}" ]; then "${serve[@]}"
-else "${serve[@]}" 2> >("$python" -m albert_tf.text.console >&2); fi
+else "${serve[@]}" 2> >("$python" -m albert_tf.io.console >&2); fi

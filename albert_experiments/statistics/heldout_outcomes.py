@@ -24,7 +24,7 @@ from typing import Mapping
 import numpy as np
 
 from albert_experiments.statistics.intervals import paired_outcomes_difference
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES_FILE = "heldout_outcomes.npz"
 # Which arrays of the file hold each held-out metric's outcomes.

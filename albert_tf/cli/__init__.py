@@ -1,4 +1,4 @@
 """Console entry points: thin wrappers that parse flags and call library code.
 
 Each hides TensorFlow's start-up chatter unless given `--verbose`
-(`albert_tf.text.console`)."""
+(`albert_tf.io.console`)."""

@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import yaml
 
 from albert_tf.config import ConfigError
-from albert_tf.text.console import quiet_tensorflow
+from albert_tf.io.console import quiet_tensorflow
 
 USER_ERROR_EXIT = 2
 

@@ -19,7 +19,7 @@ import sys
 from typing import Sequence
 
 from albert_tf.cli.command import fail, run_command
-from albert_tf.text.console import add_verbose_flag
+from albert_tf.io.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from albert_tf.cli.command import print_config, run_command
 from albert_tf.config import ConfigError
-from albert_tf.text.console import add_verbose_flag
+from albert_tf.io.console import add_verbose_flag
 
 # Flag -> config field, for the flags that set one field.
 _FIELD_FLAGS = {"data_dir": "data.data_dir", "init_checkpoint": "model.init_checkpoint",

@@ -15,7 +15,7 @@ from typing import Sequence
 from albert_tf.cli.command import run_command
 from albert_tf.config import AlbertConfig
 from albert_tf.config.presets import load_preset, preset_names
-from albert_tf.text.console import add_verbose_flag
+from albert_tf.io.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ import sys
 from typing import Sequence
 
 from albert_tf.cli.command import fail, print_config, run_command
-from albert_tf.text.console import add_verbose_flag
+from albert_tf.io.console import add_verbose_flag
 
 
 def _parser() -> argparse.ArgumentParser:

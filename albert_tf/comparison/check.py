@@ -26,7 +26,7 @@ from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
 from albert_tf.comparison.seed_loop import fine_tune_seeds
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 RESULT_FILE = "downstream_check.json"
 

@@ -24,8 +24,8 @@ from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.finetuning.runner import run_finetuning
 from albert_tf.finetuning.task_kinds import get_task
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
-from albert_tf.text.files import atomic_write_bytes
 
 STARTS = ("pretrained", "random")
 

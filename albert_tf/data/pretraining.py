@@ -1,6 +1,6 @@
 """The tf.data input pipeline for pretraining shards (ours or the original script's).
 
-Records are parsed with the one feature spec of `albert_tf.text.features`, ints cast to int32
+Records are parsed with the one feature spec of `albert_tf.records.features`, ints cast to int32
 (what TPUs want) and renamed to the model's input names (`input_ids` -> `input_word_ids`,
 `segment_ids` -> `input_type_ids`). Training reads shards interleaved, in a per-replica slice
 when given a `tf.distribute.InputContext`, shuffles, repeats and batches with
@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.data import remasking
-from albert_tf.text.features import decode_record
+from albert_tf.records.features import decode_record
 
 
 @dataclasses.dataclass(frozen=True)

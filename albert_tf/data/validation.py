@@ -17,10 +17,10 @@ from typing import Any, Mapping
 
 import tensorflow as tf
 
-from albert_tf.text import files as file_system
-from albert_tf.text.features import MANIFEST, PREDICTIONS, PRETRAINING_FEATURES, SEQUENCE
+from albert_tf.io import files as file_system
+from albert_tf.records.features import MANIFEST, PREDICTIONS, PRETRAINING_FEATURES, SEQUENCE
+from albert_tf.records.tfrecord import read_records
 from albert_tf.text.options import DataPrepError
-from albert_tf.text.tfrecord import read_records
 
 # The config field that sets each feature length (also its name in the data-prep options).
 _LENGTH_FIELDS = {SEQUENCE: "max_seq_length", PREDICTIONS: "max_predictions_per_seq"}

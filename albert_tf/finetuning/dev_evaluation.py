@@ -10,7 +10,7 @@ from typing import Callable
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 BEST_FILE = "best.json"
 HISTORY_FILE = "eval_history.jsonl"

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.text.files import atomic_write_bytes
-from albert_tf.text.tfrecord import write_records
+from albert_tf.io.files import atomic_write_bytes
+from albert_tf.records.tfrecord import write_records
 
 FEATURE_VERSION = 1  # bump when a conversion changes what it writes
 

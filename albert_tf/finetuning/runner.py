@@ -52,12 +52,12 @@ from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
 from albert_tf.finetuning.stuck import stuck_note
 from albert_tf.finetuning.task_kinds import FinetuneTask, get_task
+from albert_tf.io.files import atomic_write_bytes, read_bytes
 from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.step_callbacks import TrainingScalars
 from albert_tf.task_data.examples import TaskDataError
-from albert_tf.text.files import atomic_write_bytes, read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 
 RESULTS_FILE = "eval_results.json"

@@ -18,6 +18,7 @@ import operator
 import os
 from typing import Iterator, Optional, Sequence, Union
 
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.task_data.examples import TaskDataError, TextExample
 from albert_tf.task_data.glue_table import (
     GLUE_TASKS,
@@ -27,7 +28,6 @@ from albert_tf.task_data.glue_table import (
     TaskLike,
     get_glue_task,
 )
-from albert_tf.text.files import atomic_write_bytes
 
 # GLUE texts contain unbalanced quotes (so quoting is off) and some are long.
 _LARGEST_FIELD = 2**31 - 1

@@ -10,8 +10,8 @@ import types
 from typing import Mapping, Optional, Union
 
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
+from albert_tf.io.files import exists, read_bytes
 from albert_tf.task_data.examples import TaskDataError
-from albert_tf.text.files import exists, read_bytes
 
 
 def _frozen(mapping: dict) -> Mapping:

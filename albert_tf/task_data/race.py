@@ -18,8 +18,8 @@ import operator
 import os
 from typing import Any, Sequence
 
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.task_data.examples import MultipleChoiceExample, TaskDataError
-from albert_tf.text.files import atomic_write_bytes
 
 ANSWER_LETTERS = "ABCD"
 NUM_OPTIONS = len(ANSWER_LETTERS)

@@ -19,9 +19,9 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
+from albert_tf.io.files import read_bytes
 from albert_tf.task_data.examples import SquadExample, TaskDataError
 from albert_tf.task_data.offsets import token_spans
-from albert_tf.text.files import read_bytes
 from albert_tf.tokenization import AlbertTokenizer
 
 _REQUIRED = object()

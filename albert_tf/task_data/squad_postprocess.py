@@ -28,8 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.task_data.examples import SquadExample
-from albert_tf.text.files import atomic_write_bytes
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from albert_tf.text.files import atomic_write_bytes, read_bytes
+from albert_tf.io.files import atomic_write_bytes, read_bytes
 from albert_tf.text.options import DataPrepError
 
 SPECIAL_PIECES = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}

@@ -45,6 +45,8 @@ from albert_tf.data.validation import (
     read_shard_manifest,
     shard_folder,
 )
+from albert_tf.io import files as file_system
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import (
     check_global_batch,
@@ -55,9 +57,7 @@ from albert_tf.loop.distribute import (
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
-from albert_tf.text import files as file_system
-from albert_tf.text.features import MANIFEST
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.records.features import MANIFEST
 from albert_tf.text.vocabulary import model_checksum
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.initialization import (

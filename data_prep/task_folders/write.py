@@ -7,7 +7,7 @@ import json
 import os
 from typing import Optional, Union
 
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
 from data_prep.task_folders.glue_files import TEST_LABELS_FILE, glue_files, groups_file
 from data_prep.task_folders.packages import locate_package_data

@@ -26,7 +26,7 @@ from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE,
 from albert_experiments.statistics.verdicts import Claim, Verdict, verdicts_markdown
 from albert_experiments.summary import report_rows
 from albert_tf.finetuning.stuck import is_stuck
-from albert_tf.text.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow comes with the report module
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, "results")

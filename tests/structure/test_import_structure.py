@@ -1,9 +1,9 @@
 """The package's layering, read from the source with `ast`: which of our packages may import
 which, no import circles, and the modules that must load without TensorFlow.
 
-    albert_tf.text        the bottom layer (text, record format, file I/O): imports none of
-                          the others
-    data_prep             the writer: of ours, imports albert_tf.text only
+    albert_tf.io, .text,  the bottom layer (file I/O, text to masked pieces, the record
+    .records              contract): imports none of the others
+    data_prep             the writer: of ours, imports that bottom layer only
     albert_tf (the rest)  models, training, readers, converters: never data_prep
     albert_experiments    the ablation runner, which drives both: may import anything
 
@@ -53,12 +53,16 @@ def _imports(path: str, modules: dict[str, str]) -> set[str]:
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     modules = _modules()
-    assert len(modules) > 100 and "albert_tf.text.features" in modules
+    assert len(modules) > 100 and "albert_tf.records.features" in modules
     return {name: _imports(path, modules) - {name} for name, path in modules.items()}
 
 
+# The bottom of albert_tf that the writer shares: file I/O, text to masked pieces, records.
+BOTTOM = ("albert_tf.io", "albert_tf.text", "albert_tf.records")
+
+
 def _layer(module: str) -> str:
-    if module == "albert_tf.text" or module.startswith("albert_tf.text."):
+    if any(module == package or module.startswith(package + ".") for package in BOTTOM):
         return "text"
     return module.split(".")[0]
 
@@ -76,7 +80,9 @@ def test_every_import_points_down_the_layers(graph):
 
 # The packages (and root modules) of albert_tf, bottom up; each floor's name says its job.
 FLOORS = (
-    ("text",),  # text, the record format, file I/O: no TensorFlow at import
+    ("io",),  # file I/O, the console: no TensorFlow at import
+    ("text",),  # text to masked pieces: no TensorFlow at import
+    ("records",),  # the record contract: no TensorFlow at import
     ("config",),  # every setting and its YAML reader: no TensorFlow at import
     ("tokenization", "flops", "data", "layers", "loop"),  # tokens, input, layers, fit loop
     ("task_data", "preprocessing", "models"),  # task files and scores, in-graph text, models
@@ -147,7 +153,7 @@ def test_the_writer_and_the_run_configs_load_without_tensorflow():
     script = """
 import sys
 import data_prep.cli, data_prep.pipeline, data_prep.shard, data_prep.manifest
-import albert_tf.text.features, albert_tf.text.masking, albert_tf.text.vocabulary
+import albert_tf.records.features, albert_tf.text.masking, albert_tf.text.vocabulary
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.config.finetuning import load_finetune_config
 load_pretrain_config("configs/pretrain/tiny_cpu.yaml")

@@ -21,9 +21,9 @@ from scipy import stats as scipy_stats
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.remasking import restore_original_ids
 from albert_tf.data.validation import DataError, check_pretraining_files
+from albert_tf.records.tfrecord import write_records
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.tfrecord import write_records
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
 from data_prep.instances import document_pairs
 from data_prep.shard import ShardBuilder

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from repository import REPOSITORY
 
-from albert_tf.text.console import CHATTER
+from albert_tf.io.console import CHATTER
 
 ROOT = REPOSITORY
 
@@ -34,7 +34,7 @@ REAL_LINES = [
 
 SCRIPT = textwrap.dedent("""
     import os, subprocess, sys, time
-    from albert_tf.text.console import quiet_tensorflow
+    from albert_tf.io.console import quiet_tensorflow
     chatter, real, verbose = {chatter!r}, {real!r}, {verbose!r}
     with quiet_tensorflow(verbose):
         os.write(2, (chatter[0] + "\\n" + real[0] + "\\n").encode())

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 
 import google_crc32c
 
-from albert_tf.text.files import atomic_output, open_read
+from albert_tf.io.files import atomic_output, open_read
 from albert_tf.text.options import DataPrepError
 
 _MASK_DELTA = 0xA282EAD8

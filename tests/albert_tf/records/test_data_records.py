@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
-from albert_tf.text.features import FEATURE_NAMES, decode_record
+from albert_tf.records.features import FEATURE_NAMES, decode_record
+from albert_tf.records.tfrecord import read_records, write_records
 from albert_tf.text.options import DataPrepError
-from albert_tf.text.tfrecord import read_records, write_records
 from data_prep.example_encoding import ExampleEncoder, varint, varint_rows
 
 SEQ, PREDICTIONS, VOCAB = 24, 5, 30000

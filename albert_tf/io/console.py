@@ -15,7 +15,7 @@ unchanged and in order. Each tool's `--verbose` flag turns all of this off.
 
 For a program that must not import this package (`scripts/serve_text.py` shows serving with
 TensorFlow alone), the same filter runs as a pipe: `program 2> >(python -m
-albert_tf.text.console >&2)` copies its standard input to standard output without the chatter.
+albert_tf.io.console >&2)` copies its standard input to standard output without the chatter.
 """
 
 from __future__ import annotations
