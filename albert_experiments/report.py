@@ -30,6 +30,7 @@ from albert_experiments.statistics.pretraining_gain import (
     pretraining_gains_markdown,
 )
 from albert_experiments.statistics.verdicts import judge, verdict_record, verdicts_markdown
+from albert_tf.comparison.gain import points_interval
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
 from albert_tf.config.pretraining import model_config_from_mapping
 from albert_tf.io.files import atomic_write_bytes
@@ -231,8 +232,8 @@ def plateau_markdown(results: list[dict[str, Any]],
             continue
         rows.append(f"| {row_label(result)} | {100 * found['accuracy']:.1f} | "
                     f"{100 * found['plateau']:.1f} (id {found['token']}) | "
-                    f"{100 * found['difference']:+.1f} [{100 * found['low']:+.1f}, "
-                    f"{100 * found['high']:+.1f}] | {'yes' if found['above'] else '**no**'} |")
+                    f"{points_interval(found['difference'], found['low'], found['high'])} | "
+                    f"{'yes' if found['above'] else '**no**'} |")
     if not rows:
         return ""
     return "\n".join([

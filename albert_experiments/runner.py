@@ -12,7 +12,6 @@ asks for is never reused silently: the runner stops and names the settings that 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import time
@@ -204,15 +203,24 @@ def _trend(run: VariantRun, result: VariantResult) -> None:
     result["trend"] = checkpoint_trend(run.spec, run.config, run.heldout)
 
 
-def _downstream(run: VariantRun, result: VariantResult) -> None:
-    for task in run.spec.downstream:  # each seed kept as it finishes
+def fine_tune_tasks(spec: ExperimentSpec, data: ExperimentData, result: VariantResult,
+                    result_folder: str, run_dir: str, seq_length: int,
+                    start: Sequence[str] | None = None) -> None:
+    """Fine-tunes the run `run_dir` (or `start`, whose runs then live under `run_dir`) on each
+    downstream task's missing seeds, keeping each seed in `result["downstream"]` and writing
+    `result` to `result_folder` as it finishes."""
+    for task in spec.downstream:
         def keep(entry, name=task.name):
             result["downstream"][name] = entry
-            write_result(run.folder, result)
+            write_result(result_folder, result)
 
-        fine_tune_variant(task, run.data.task_folder(task), run.folder, run.data.spm_model(),
-                          run.config.data.max_seq_length,
-                          result["downstream"].get(task.name), keep)
+        fine_tune_variant(task, data.task_folder(task), run_dir, data.spm_model(), seq_length,
+                          result["downstream"].get(task.name), keep, start)
+
+
+def _downstream(run: VariantRun, result: VariantResult) -> None:
+    fine_tune_tasks(run.spec, run.data, result, run.folder, run.folder,
+                    run.config.data.max_seq_length)
 
 
 STAGES = (
@@ -406,14 +414,6 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
                   f"{source}; copying it to {folder}")
             copy_folder(source, folder)
             result["copied_from"] = source
-    start = start_overrides("", "random", folder, model)
-
-    def keep(entry, name):
-        result["downstream"][name] = entry
-        write_result(os.path.join(folders.work_dir, RANDOM_START), result)
-
-    for task in spec.downstream:
-        fine_tune_variant(task, data.task_folder(task), folder, data.spm_model(),
-                          config.data.max_seq_length, result["downstream"].get(task.name),
-                          functools.partial(keep, name=task.name), start)
+    fine_tune_tasks(spec, data, result, os.path.join(folders.work_dir, RANDOM_START), folder,
+                    config.data.max_seq_length, start_overrides("", "random", folder, model))
     return result

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from albert_experiments.report import RESULTS_JSON
 from albert_experiments.spec import load_experiment
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
+from albert_tf.comparison.gain import points_interval
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
@@ -47,8 +48,7 @@ def _difference(verdict: dict[str, Any]) -> str:
         return "–"
     if verdict["low"] == verdict["high"]:
         return f"{100 * verdict['difference']:+.1f}"
-    return (f"{100 * verdict['difference']:+.1f} [{100 * verdict['low']:+.1f}, "
-            f"{100 * verdict['high']:+.1f}]")
+    return points_interval(verdict["difference"], verdict["low"], verdict["high"])
 
 
 def _beats_random_start(gains: dict[str, dict[str, Any]]) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
 from albert_experiments.statistics.intervals import paired_difference
+from albert_tf.comparison.gain import points_interval
 
 
 def pretraining_gains(result: Mapping[str, Any], random_start: Mapping[str, Any],
@@ -43,8 +44,7 @@ def _cell(found: Mapping[str, float] | None) -> str:
         return "–"
     if found["seeds"] < 2:
         return f"{100 * found['gain']:+.1f} (1 seed)"
-    return (f"{100 * found['gain']:+.1f} [{100 * found['low']:+.1f}, "
-            f"{100 * found['high']:+.1f}]")
+    return points_interval(found["gain"], found["low"], found["high"])
 
 
 def pretraining_gains_markdown(rows: Sequence[tuple[str, Mapping[str, Mapping[str, float]]]],

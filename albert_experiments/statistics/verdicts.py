@@ -48,6 +48,7 @@ from albert_experiments.statistics.intervals import (
     paired_outcomes_difference,
     proportions_difference,
 )
+from albert_tf.comparison.gain import points_interval
 
 EXPECTATIONS = ("higher", "lower", "same")
 CHANCE = "chance"
@@ -226,8 +227,7 @@ def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
         elif verdict.low == verdict.high:
             measured = f"{100 * verdict.difference:+.1f} (no interval)"
         else:
-            measured = (f"{100 * verdict.difference:+.1f} [{100 * verdict.low:+.1f}, "
-                        f"{100 * verdict.high:+.1f}]")
+            measured = points_interval(verdict.difference, verdict.low, verdict.high)
         compared = (f"{claim.first} - {claim.second}" if not claim.second_metric else
                     f"{claim.first} on {claim.metric} - {claim.second} on {claim.other_metric}")
         metric = claim.metric if not claim.second_metric else "(cross-task)"

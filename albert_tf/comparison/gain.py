@@ -43,6 +43,11 @@ def paired_difference(first: Sequence[float], second: Sequence[float]
     return mean, mean - half, mean + half
 
 
+def points_interval(value: float, low: float, high: float) -> str:
+    """A difference and its 95% interval, as fractions, in points: `+12.9 [-2.8, +28.6]`."""
+    return f"{100 * value:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
 def scored_split(*records: Mapping[str, Mapping[str, Any]]) -> str:
     """`test` when every seed record of every start has a test score, else `dev`."""
     runs = [run for seeds in records for run in seeds.values()]

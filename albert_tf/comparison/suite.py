@@ -36,6 +36,7 @@ from albert_tf.comparison.bag_of_words import baseline_score
 from albert_tf.comparison.gain import (
     compare_starts,
     paired_difference,
+    points_interval,
     split_scores,
     stuck_seeds,
 )
@@ -207,11 +208,6 @@ def _points(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def _gain_cell(found: dict[str, Any]) -> str:
-    return (f"{100 * found['gain']:+.1f} [{100 * found['low']:+.1f}, "
-            f"{100 * found['high']:+.1f}]")
-
-
 def _stuck_cell(row: dict[str, Any]) -> str:
     counts = [f"{len(stuck_seeds(row['seeds'][start]))} of {len(row['seeds'][start])}"
               for start in STARTS]
@@ -237,8 +233,8 @@ def downstream_markdown(report: dict[str, Any]) -> str:
         comparison, baseline = row["comparison"], row["baseline"]
         scored, dev = _start_means(row, comparison["split"]), _start_means(row, "dev")
         gain = ("failed: random start stuck" if comparison["verdict"] == "failed"
-                else _gain_cell({"gain": comparison["gain"], "low": comparison["low"],
-                                 "high": comparison["high"]}))
+                else points_interval(comparison["gain"], comparison["low"],
+                                 comparison["high"]))
         if comparison["split"] == "dev":
             gain += " (dev: no test labels)"
         bag = baseline.get(comparison["split"], baseline["dev"])
@@ -249,8 +245,7 @@ def downstream_markdown(report: dict[str, Any]) -> str:
             f"{gain} | {_stuck_cell(row)} |")
     average = report["average"]
     if average:
-        gain = _gain_cell({"gain": average["gain"], "low": average["gain_low"],
-                           "high": average["gain_high"]})
+        gain = points_interval(average["gain"], average["gain_low"], average["gain_high"])
         if average["failed"]:
             gain += f" (without {', '.join(average['failed'])}: failed)"
         lines.append(

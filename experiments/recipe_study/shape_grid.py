@@ -129,9 +129,8 @@ def _json(path: str) -> dict:
 
 
 def _write_json(path: str, value: dict) -> None:
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1)
-    os.replace(path + ".tmp", path)
+    from albert_tf.io.files import atomic_write_bytes
+    atomic_write_bytes(path, json.dumps(value, indent=1).encode())
 
 
 def training_seconds(run_dir: str, steps: int) -> float:
@@ -157,6 +156,7 @@ def pretrain(name: str, run_dir: str) -> dict:
 
 
 def grid_markdown(results_dir: str) -> str:
+    from albert_tf.comparison.gain import points_interval
     rows = []
     for shape in VARIANTS:
         folder = os.path.join(results_dir, shape)
@@ -171,8 +171,7 @@ def grid_markdown(results_dir: str) -> str:
                 continue
             comparison = row["comparison"]
             gain = ("failed" if comparison["verdict"] == "failed" else
-                    f"{100 * comparison['gain']:+.1f} [{100 * comparison['low']:+.1f}, "
-                    f"{100 * comparison['high']:+.1f}]")
+                    points_interval(comparison["gain"], comparison["low"], comparison["high"]))
             cells.append(f"{gain} ({len(comparison['stuck_pretrained'])}/"
                          f"{len(comparison['stuck_random'])})")
         average = report.get("average")
@@ -180,8 +179,8 @@ def grid_markdown(results_dir: str) -> str:
             f"| {shape} | {pretraining['train_steps']} | {pretraining['seconds'] / 60:.0f} | "
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
-            + " | " + (f"{100 * average['gain']:+.1f} [{100 * average['gain_low']:+.1f}, "
-                       f"{100 * average['gain_high']:+.1f}]" if average else "none") + " |")
+            + " | " + (points_interval(average["gain"], average["gain_low"], average["gain_high"])
+                       if average else "none") + " |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
