@@ -6,6 +6,7 @@
     albert-experiment report experiments/table6_sentence_objective.yaml --scale mini
     albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
     albert-experiment summary --scale mini   # every table's report on one page
+    albert-experiment summary --scale mini --readme README.md   # and the README's rows
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
 pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
@@ -13,9 +14,10 @@ each on held-out MLM / NSP / SOP, and writes results.json, results.md (the paper
 with our numbers beside its figures) and PNG plots. `params` prints the parameter counts of
 each variant's built model without training; `report` rewrites the report from the
 finished variants; `summary` writes one page over every table's report (variants run,
-ranges, each claim's verdict); `downstream` fine-tunes one pretraining run and a random start of the
-same sizes on every task folder and writes `downstream.json` / `downstream.md` into the run
-(`downstream-<digest>.*` with a changed recipe, `--override`).
+ranges, each claim's verdict; with `--readme`, the README's headline rows); `downstream`
+fine-tunes one pretraining run and a random start of the same sizes on every task folder
+and writes `downstream.json` / `downstream.md` into the run (`downstream-<digest>.*` with a
+changed recipe, `--override`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("--results_root", default=os.path.join("experiments", "results"),
                          help="where the reports are; the summary is written there as "
                               "summary-<scale>.md (default: experiments/results)")
+    summary.add_argument("--readme", metavar="README.md",
+                         help="also rewrite this file's block of headline rows for the scale "
+                              "(between its `<!-- albert-experiment summary --scale SCALE: "
+                              "begin -->` and `...: end -->` lines)")
     add_verbose_flag(summary)
     downstream = commands.add_parser(
         "downstream", help="fine-tune a pretraining run and a random start of its sizes on "
@@ -161,8 +167,13 @@ def _run(args, argv: list[str]) -> int:
     if args.command == "downstream":
         return _downstream(args)
     if args.command == "summary":
-        from albert_experiments.summary import write_summary
+        from albert_experiments.summary import write_readme_block, write_summary
         print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
+        if args.readme:
+            write_readme_block(args.readme, args.experiments_dir, args.results_root,
+                               args.scale)
+            print(f"albert-experiment: rewrote the {args.scale} headline rows in "
+                  f"{args.readme}")
         return 0
     spec = load_experiment(args.experiment, args.scale, args.override)
     if args.command == "params":

@@ -8,6 +8,14 @@ of them are above the unigram plateau on held-out MLM, how many beat the table's
 on the downstream average (the interval paired by seed above 0) and by how much, and how
 many of the paper's claims are shown, not shown, contradicted or not run yet; then every
 claim with our difference and verdict. Reads only the reports, so it runs in a second.
+
+    albert-experiment summary --scale mini --readme README.md
+
+also rewrites the README's block of headline rows for the scale (between the lines
+`<!-- albert-experiment summary --scale mini: begin -->` and `<!-- ...: end -->`): per table
+its link, the variants run, the stuck fine-tunes and the verdicts of the claims its file
+marks `headline: true`. Each table's figures are so written once, in its report, and the
+README quotes them through this block (a test checks the committed README against it).
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import re
 from typing import Any, Sequence
 
 from albert_experiments.report import RESULTS_JSON
-from albert_experiments.spec import load_experiment
+from albert_experiments.spec import ExperimentError, load_experiment
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
 from albert_tf.io.files import atomic_write_bytes
@@ -106,8 +114,20 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
                 report.get("pretraining_gains", {}) if report else {}),
             "outcomes": {outcome: sum(v["outcome"] == outcome for v in verdicts)
                          for outcome in OUTCOMES},
-            "claims": len(spec.claims), "verdicts": verdicts})
+            "claims": len(spec.claims), "verdicts": verdicts,
+            "headline": _headline_verdicts(spec.claims, verdicts)})
     return {"scale": scale, "tables": tables}
+
+
+def _headline_verdicts(claims, verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report's verdicts on the claims marked `headline` (the first claim's when none
+    is), in the table file's order."""
+    marked = [claim for claim in claims if claim.headline]
+    if not marked and claims:
+        marked = [claim for claim in claims if claim.text == claims[0].text]
+    keys = [(claim.text, claim.metric) for claim in marked]
+    found = {(verdict["text"], verdict["metric"]): verdict for verdict in verdicts}
+    return [found[key] for key in keys if key in found]
 
 
 def summary_markdown(summary: dict[str, Any]) -> str:
@@ -138,6 +158,72 @@ def summary_markdown(summary: dict[str, Any]) -> str:
             lines.append(f"| {table['paper_table'].split(' ')[0]} | {verdict['text']} | "
                          f"{metric} | {_difference(verdict)} | {verdict['outcome']} |")
     return "\n".join(lines) + "\n"
+
+
+# How a headline names a metric.
+SHORT_METRICS = {DOWNSTREAM_AVERAGE: "downstream", "mlm_accuracy": "MLM",
+                 "sop_accuracy": "SOP", "nsp_accuracy": "NSP", "mlm_loss": "MLM loss"}
+
+
+def _headline(verdicts: Sequence[dict[str, Any]]) -> str:
+    """`claim: metric ours [95%] verdict, metric ...; next claim: ...`."""
+    claims: dict[str, list[str]] = {}
+    for verdict in verdicts:
+        metric = SHORT_METRICS.get(verdict["metric"], verdict["metric"])
+        if verdict.get("second_metric"):
+            metric += " / " + SHORT_METRICS.get(verdict["second_metric"],
+                                                verdict["second_metric"])
+        claims.setdefault(verdict["text"], []).append(
+            f"{metric} {_difference(verdict)} {verdict['outcome']}")
+    return "; ".join(f"{text}: {', '.join(found)}" for text, found in claims.items()) or "–"
+
+
+def readme_block(summary: dict[str, Any], link_root: str) -> str:
+    """The README's headline rows at one scale, links relative to the README (`link_root`:
+    the results root as seen from the README's folder)."""
+    lines = ["| table | variants run | fine-tunes stuck | headline claims: ours, difference "
+             "in points [95%], verdict |", "|---|---:|---|---|"]
+    stuck = total = 0
+    for table in summary["tables"]:
+        title = table["title"] or table["name"]
+        link = (f"[{title}]({link_root}/{table['results']}/results.md)" if table["results"]
+                else title)
+        lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
+                     f"{table['stuck']} | {_headline(table['headline'])} |")
+        if table["stuck"] != "–":
+            counted = [int(part) for part in table["stuck"].split(" of ")]
+            stuck, total = stuck + counted[0], total + counted[1]
+    lines += ["", f"Fine-tunes stuck at the majority class over the {summary['scale']} "
+              f"tables: {stuck} of {total}."]
+    return "\n".join(lines)
+
+
+def readme_markers(scale: str) -> tuple[str, str]:
+    """The lines that open and close the README's generated block for `scale`."""
+    return (f"<!-- albert-experiment summary --scale {scale}: begin -->",
+            f"<!-- albert-experiment summary --scale {scale}: end -->")
+
+
+def replace_readme_block(text: str, scale: str, block: str, where: str) -> str:
+    """`text` with the lines between the scale's markers replaced by `block`; `where` names
+    the file in the error raised when the markers are missing or out of order."""
+    begin, end = readme_markers(scale)
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise ExperimentError(f"{where}: expected a line {begin!r} and, after it, a line {end!r} "
+                         f"around the generated rows")
+    return text[:start + len(begin)] + "\n" + block + "\n" + text[stop:]
+
+
+def write_readme_block(readme: str, experiments_dir: str, results_root: str,
+                       scale: str) -> None:
+    """Rewrites the README's generated rows for `scale` (`replace_readme_block`)."""
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    link_root = os.path.relpath(results_root, os.path.dirname(os.path.abspath(readme)))
+    block = readme_block(summarize(experiments_dir, results_root, scale),
+                         link_root.replace(os.sep, "/"))
+    atomic_write_bytes(readme, replace_readme_block(text, scale, block, readme).encode())
 
 
 def write_summary(experiments_dir: str, results_root: str, scale: str) -> str:

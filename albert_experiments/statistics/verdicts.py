@@ -72,6 +72,7 @@ class Claim:
     expect: str
     margin: float = 0.01
     second_metric: str = ""
+    headline: bool = False  # quoted in the README row of the table (`summary --readme`)
 
     @property
     def other_metric(self) -> str:
@@ -102,9 +103,10 @@ def parse_claims(value: Any, variant_names: Sequence[str], where: str,
     for index, item in enumerate(value):
         place = f"{where}: claims[{index}]"
         if not isinstance(item, Mapping) or set(item) - {"claim", "metric", "compare", "expect",
-                                                          "margin", "second_metric"}:
-            raise error(f"{place}: expected claim, metric, compare, expect, margin and "
-                        f"second_metric")
+                                                          "margin", "second_metric",
+                                                          "headline"}:
+            raise error(f"{place}: expected claim, metric, compare, expect, margin, "
+                        f"second_metric and headline")
         compare = item.get("compare")
         if not (isinstance(compare, list) and len(compare) == 2):
             raise error(f"{place}: compare must name two variants (or `chance`)")
@@ -130,8 +132,11 @@ def parse_claims(value: Any, variant_names: Sequence[str], where: str,
                         f"{second_metric!r}")
         if item.get("expect") not in EXPECTATIONS:
             raise error(f"{place}: expect must be one of {', '.join(EXPECTATIONS)}")
+        if not isinstance(item.get("headline", False), bool):
+            raise error(f"{place}: headline must be true or false, got {item['headline']!r}")
         claims += [Claim(str(item.get("claim", "")), metric, compare[0], compare[1],
-                         item["expect"], float(item.get("margin", 0.01)), second_metric)
+                         item["expect"], float(item.get("margin", 0.01)), second_metric,
+                         bool(item.get("headline", False)))
                    for metric in metrics]
     return tuple(claims)
 

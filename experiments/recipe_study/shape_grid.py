@@ -200,8 +200,8 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
     _write_json(os.path.join(folder, "downstream.json"), report)
     shutil.copyfile(os.path.join(run_dir, "downstream.md"), os.path.join(folder, "downstream.md"))
     _write_json(os.path.join(folder, "pretraining.json"), record)
-    with open(os.path.join(results_dir, "grid.md"), "w", encoding="utf-8") as f:
-        f.write(grid_markdown(results_dir))
+    from albert_tf.io.files import atomic_write_bytes
+    atomic_write_bytes(os.path.join(results_dir, "grid.md"), grid_markdown(results_dir).encode())
     if commit:
         message = f"Recipe study: {shape} pretrained and fine-tuned"
         paths = [folder, os.path.join(results_dir, "grid.md")]

@@ -6,8 +6,10 @@ import json
 import os
 
 import yaml
+from repository import REPOSITORY
 
 from albert_experiments.cli import main as experiment_main
+from albert_experiments.summary import readme_block, readme_markers, summarize
 
 
 def _table(name: str, claims: list) -> dict:
@@ -26,13 +28,18 @@ def _table(name: str, claims: list) -> dict:
         "claims": claims}
 
 
-def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsys):
+def _micro_tables(tmp_path):
+    """Two table files (Table 12 and Table 4, in that order on disk), each with the claims
+    `a beats b` (on two metrics, the README's headline) and `c beats b`, and a report for
+    Table 4 alone; returns the experiments and results folders."""
     experiments, results = tmp_path / "experiments", tmp_path / "results"
     experiments.mkdir()
-    claim = {"claim": "a beats b", "metric": ["downstream_average", "mlm_accuracy"],
-             "compare": ["a", "b"], "expect": "higher"}
+    claims = [{"claim": "a beats b", "metric": ["downstream_average", "mlm_accuracy"],
+               "compare": ["a", "b"], "expect": "higher", "headline": True},
+              {"claim": "c beats b", "metric": "mlm_accuracy", "compare": ["c", "b"],
+               "expect": "higher"}]
     for name in ("table12_dropout", "table4_size"):  # written out of order on purpose
-        (experiments / f"{name}.yaml").write_text(yaml.safe_dump(_table(name, [claim])))
+        (experiments / f"{name}.yaml").write_text(yaml.safe_dump(_table(name, claims)))
     # Three fine-tunes of a, one of the random start: one of a's is stuck.
     report = {"variants": [
         {"name": "a", "metrics": {"mlm_accuracy": 0.152, "downstream_average": 0.71},
@@ -44,7 +51,9 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
             {"text": "a beats b", "metric": "downstream_average", "second_metric": "",
              "difference": 0.03, "low": 0.01, "high": 0.05, "outcome": "shown"},
             {"text": "a beats b", "metric": "mlm_accuracy", "second_metric": "",
-             "difference": 0.052, "low": -0.01, "high": 0.114, "outcome": "not shown"}],
+             "difference": 0.052, "low": -0.01, "high": 0.114, "outcome": "not shown"},
+            {"text": "c beats b", "metric": "mlm_accuracy", "second_metric": "",
+             "difference": None, "low": None, "high": None, "outcome": "not run"}],
         "unigram_plateau": {"a": {"above": True}, "b": {"above": False}},
         # a is ahead of the random start (interval above 0), b's interval straddles 0.
         "pretraining_gains": {
@@ -54,7 +63,11 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
     folder = results / "table4_size" / "micro"
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps(report))
+    return experiments, results
 
+
+def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsys):
+    experiments, results = _micro_tables(tmp_path)
     assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 0
     printed = capsys.readouterr().out
@@ -67,13 +80,54 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
     # unigram plateau; one downstream average; one of two ahead of the random start.
     assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 3 | "
                        "10.0-15.2 | 1 of 2 | 71.0 | 1 of 4 | 1 of 2 (-1.0 to +12.0) | "
-                       "1 / 1 / 0 / 0 |")
-    # No report yet: both of its claims (one per metric) still to run.
+                       "1 / 1 / 0 / 1 |")
+    # No report yet: its three claims (one per metric) still to run.
     assert rows[1] == ("| Title of table12_dropout | 0 of 3 | – | – | – | – | – | "
-                       "0 / 0 / 0 / 2 |")
+                       "0 / 0 / 0 / 3 |")
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
     assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 2
     assert "no scale 'paper'" in capsys.readouterr().err
     assert not os.path.exists(results / "summary-paper.md")
+
+
+def test_the_readme_rows_quote_each_tables_headline_claims_from_its_report(tmp_path, capsys):
+    experiments, results = _micro_tables(tmp_path)
+    readme = tmp_path / "README.md"
+    begin, end = readme_markers("micro")
+    readme.write_text(f"# Intro\n\n{begin}\nrows written by hand\n{end}\n\nThe rest.\n")
+    assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
+                            str(experiments), "--results_root", str(results),
+                            "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith(f"# Intro\n\n{begin}\n| table |") and text.endswith(
+        f"{end}\n\nThe rest.\n")
+    assert "rows written by hand" not in text
+    # The headline claim on both metrics, not the unmarked `c beats b`; the link is
+    # relative to the README; one of Table 4's four fine-tunes stuck, none run for Table 12.
+    assert ("| [Title of table4_size](results/table4_size/micro/results.md) | 2 of 3 | 1 of 4 "
+            "| a beats b: downstream +3.0 [+1.0, +5.0] shown, MLM +5.2 [-1.0, +11.4] not "
+            "shown |") in text
+    assert "| Title of table12_dropout | 0 of 3 | – | – |" in text
+    assert "over the micro tables: 1 of 4." in text
+    capsys.readouterr()
+
+    readme.write_text("# A README without the markers\n")
+    assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
+                            str(experiments), "--results_root", str(results),
+                            "--readme", str(readme)]) == 2
+    assert f"{readme}: expected a line '{begin}'" in capsys.readouterr().err
+    assert readme.read_text() == "# A README without the markers\n"
+
+
+def test_the_committed_readme_rows_are_the_ones_the_committed_reports_give():
+    """The README's mini-scale table rows are generated, never edited by hand: rerun
+    `albert-experiment summary --scale mini --readme README.md` after a report changes."""
+    with open(os.path.join(REPOSITORY, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    begin, end = readme_markers("mini")
+    committed = text[text.index(begin) + len(begin):text.index(end)].strip("\n")
+    summary = summarize(os.path.join(REPOSITORY, "experiments"),
+                        os.path.join(REPOSITORY, "experiments", "results"), "mini")
+    assert committed == readme_block(summary, "experiments/results")

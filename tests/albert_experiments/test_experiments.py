@@ -625,6 +625,8 @@ def test_a_claim_against_chance_uses_the_sentence_examples():
     ({"metric": "mlm_accuracy", "compare": ["a", "b"], "expect": "better"},
      "expect must be one of"),
     ({"metric": "mlm_accuracy", "compare": ["a"], "expect": "higher"}, "compare must name two"),
+    ({"metric": "mlm_accuracy", "compare": ["a", "b"], "expect": "higher", "headline": "yes"},
+     "headline must be true or false, got 'yes'"),
 ])
 def test_bad_claims_are_named(claim, message):
     from albert_experiments.spec import ExperimentError
