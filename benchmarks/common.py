@@ -4,41 +4,16 @@ measured against, and how results are written (atomically)."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import platform
-import socket
 import time
+
+from albert_tf.io.machine import cpu_flags, cpu_name, machine  # noqa: F401 (machine: for the benchmarks)
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 
 # CPU flags (from /proc/cpuinfo) of matrix units that make bfloat16 matmuls faster than
 # float32 ones: AVX512-BF16 (Cooper Lake, Zen 4) and AMX (Sapphire Rapids).
 CPU_BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")
-
-
-def cpu_name() -> str:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
-def cpu_flags() -> set[str]:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def machine() -> dict:
-    return {"host": socket.gethostname(), "cpu": cpu_name(), "logical_cpus": os.cpu_count()}
 
 
 def mixed_precision_for(kind: str, compute_capability: tuple[int, int] | None = None,

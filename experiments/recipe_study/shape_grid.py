@@ -31,7 +31,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,8 @@ import time
 
 BIN = os.path.dirname(sys.executable)
 REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
+# The reference run's suite, which every variant's row is compared with, seed by seed.
+REFERENCE_REPORT = "experiments/results/recipe_study/shape_grid/h64_l4/downstream.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,17 +113,6 @@ def pretrain_command(name: str, run_dir: str) -> list[str]:
               for item in ("--override", override)]]
 
 
-def machine() -> dict:
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"host": platform.node(), "cpu": model, "cores": os.cpu_count()}
-
-
 def _json(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -144,6 +134,7 @@ def pretrain(name: str, run_dir: str) -> dict:
     """Pretrains variant `name` in `run_dir` unless finished; returns what
     `pretraining.json` keeps."""
     variant = VARIANTS[name]
+    from albert_tf.io.machine import machine
     steps = budget_steps(variant)
     results = os.path.join(run_dir, "eval_results.json")
     if not (os.path.exists(results) and _json(results).get("step") == steps):
@@ -155,8 +146,27 @@ def pretrain(name: str, run_dir: str) -> dict:
             "heldout": _json(results)}
 
 
-def grid_markdown(results_dir: str) -> str:
+def against_reference(report: dict, reference: dict) -> str:
+    """The variant's pretrained start minus the reference run's, on test, paired by seed
+    (both are fine-tuned with the same seeds and recipe; their random starts are the same
+    model, so this is also the difference of their gains over it): the mean over the tasks
+    both have, per seed, with its 95% interval."""
+    from albert_tf.comparison.gain import paired_difference, points_interval, split_scores
+    tasks = sorted(set(report["tasks"]) & set(reference["tasks"]))
+    scores = [[split_scores(source["tasks"][task]["seeds"]["pretrained"], "test")
+               for task in tasks] for source in (report, reference)]
+    seeds = sorted(set.intersection(*(set(by_seed) for side in scores for by_seed in side)),
+                   key=int)
+    if not tasks or not seeds:
+        return "–"
+    means = [[sum(by_seed[seed] for by_seed in side) / len(tasks) for seed in seeds]
+             for side in scores]
+    return points_interval(*paired_difference(*means))
+
+
+def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) -> str:
     from albert_tf.comparison.gain import points_interval
+    reference = (_json(reference_report) if os.path.exists(reference_report) else None)
     rows = []
     for shape in VARIANTS:
         folder = os.path.join(results_dir, shape)
@@ -180,15 +190,19 @@ def grid_markdown(results_dir: str) -> str:
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
             + " | " + (points_interval(average["gain"], average["gain_low"], average["gain_high"])
-                       if average else "none") + " |")
+                       if average else "none") + " | "
+            + (against_reference(report, reference) if reference else "–") + " |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
             "thing of the reference (`LEVERS` in experiments/recipe_study/shape_grid.py). "
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
-            "(k/m) = stuck fine-tunes of the pretrained / random start out of 5.\n\n"
-            f"| shape | steps | pretrain min | held-out MLM | SOP | {tasks} | average |\n"
-            "|---|---:|---:|---:|---:|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            "(k/m) = stuck fine-tunes of the pretrained / random start out of 5. Against the "
+            "reference: the variant's pretrained start minus the reference run's (H 64 x 4, "
+            "`tiny_cpu.yaml`), test scores averaged over the tasks, paired by seed.\n\n"
+            f"| shape | steps | pretrain min | held-out MLM | SOP | {tasks} | average | "
+            "against the reference |\n"
+            "|---|---:|---:|---:|---:|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool) -> None:

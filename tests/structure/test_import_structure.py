@@ -80,7 +80,7 @@ def test_every_import_points_down_the_layers(graph):
 
 # The packages (and root modules) of albert_tf, bottom up; each floor's name says its job.
 FLOORS = (
-    ("io",),  # file I/O, the console: no TensorFlow at import
+    ("io",),  # file I/O, the console, the machine: no TensorFlow at import
     ("text",),  # text to masked pieces: no TensorFlow at import
     ("records",),  # the record contract: no TensorFlow at import
     ("config",),  # every setting and its YAML reader: no TensorFlow at import

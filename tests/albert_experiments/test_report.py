@@ -1,0 +1,84 @@
+"""The report's sections (`albert_experiments.report`): the paper's table beside ours, the
+unigram plateau, the sentence accuracies against chance and the checkpoint trend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from experiment_results import sentence_result
+from experiment_tables import micro_table_document
+
+from albert_experiments.report import markdown_table, millions
+from albert_experiments.spec import experiment_from_mapping
+
+
+def test_markdown_table_puts_our_numbers_beside_the_papers(tmp_path):
+    spec = experiment_from_mapping(micro_table_document(tmp_path), "micro", "f.yaml")
+    results = [{"name": "sop", "parameters": {"total": 123_456},
+                "metrics": {"mlm_accuracy": 0.4321, "nsp_accuracy": 0.61,
+                            "sop_accuracy": 0.9, "train_hours": 0.0123}}]
+    table = markdown_table(spec, results, {"nsp": 11_683_584, "sop": 11_683_584}).splitlines()
+    assert not spec.downstream
+    assert table[0] == ("|  | paper NSP | paper SOP | params, paper sizes (ours) | "
+                        "params (micro) | MLM acc. % (micro) | NSP acc. % (micro) | "
+                        "SOP acc. % (micro) | train time (h) (micro) |")
+    assert table[2] == "| NSP | 90.5 | 52.0 | 11.7M | not run | not run | not run | not run " \
+                       "| not run |"
+    assert table[3] == "| SOP | 78.9 | 86.5 | 11.7M | 0.12M | 43.2 | 61.0 | 90.0 | 0.012 |"
+    assert (millions(334_000_000), millions(17_600_000)) == ("334M", "17.6M")
+
+
+def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_target():
+    from albert_experiments.report import plateau_markdown
+    from albert_experiments.statistics.heldout_outcomes import (
+        above_unigram_plateau,
+        unigram_plateau,
+    )
+    # Targets 8 (four times), 5 and 9 (twice each: a tie, which the lower id wins), 11.
+    labels = np.array([8, 5, 8, 9, 8, 5, 9, 11, 8, 7], np.int32)
+    token, plateau = unigram_plateau(labels)
+    assert token == 8 and plateau.tolist() == [label == 8 for label in labels]
+    assert unigram_plateau(np.array([9, 5, 5, 9]))[0] == 5
+    with pytest.raises(ValueError, match="at least one"):
+        unigram_plateau(np.array([], np.int32))
+    # A model right on the 8s and on two others: 6 of 10 against the plateau's 4 of 10; the
+    # per-prediction differences are two 1s and eight 0s (mean 0.2, sd 0.4216).
+    correct = (labels == 8) | np.isin(np.arange(10), [1, 3])
+    found = above_unigram_plateau({"mlm_correct": correct, "mlm_labels": labels})
+    assert (found["token"], found["plateau"], found["accuracy"]) == (8, 0.4, 0.6)
+    half = 1.959964 * np.sqrt(0.2 * 0.8 * 10 / 9) / np.sqrt(10)
+    assert (found["difference"], found["low"], found["high"]) == pytest.approx(
+        (0.2, 0.2 - half, 0.2 + half))
+    assert not found["above"]  # ten predictions cannot show it: the interval reaches below 0
+    many = above_unigram_plateau({"mlm_correct": np.tile(correct, 100),
+                                  "mlm_labels": np.tile(labels, 100)})
+    assert many["difference"] == pytest.approx(0.2) and many["above"]
+    assert above_unigram_plateau(None) is None
+    assert above_unigram_plateau({"sop_correct": correct, "sop_labels": labels}) is None
+    # The report's rows: one per variant with outcomes, a variant below the plateau in bold.
+    stuck = above_unigram_plateau({"mlm_correct": labels == 8, "mlm_labels": labels})
+    markdown = plateau_markdown([{"name": "a", "label": "A"}, {"name": "b", "label": "B"},
+                                 {"name": "c", "label": "C"}],
+                                {"a": many, "b": stuck, "c": None})
+    assert "| A | 60.0 | 40.0 (id 8) | +20.0 [+17.5, +22.5] | yes |" in markdown
+    assert "| B | 40.0 | 40.0 (id 8) | +0.0 [+0.0, +0.0] | **no** |" in markdown
+    assert "| C |" not in markdown
+    assert plateau_markdown([{"name": "c", "label": "C"}], {"c": None}) == ""
+
+
+def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_trend():
+    from albert_experiments.report import chance_markdown, trend_markdown
+    results = [sentence_result("sop", "SOP", nsp=0.6, sop=0.8),
+               {**sentence_result("none", "None"), "trend": [
+                   {"step": 500, "mlm_accuracy": 0.1, "nsp_accuracy": None,
+                    "sop_accuracy": None},
+                   {"step": 1000, "mlm_accuracy": 0.15, "nsp_accuracy": None,
+                    "sop_accuracy": None}]}]
+    lines = chance_markdown(results).splitlines()
+    assert len(lines) == 4  # header, rule, the SOP model's two cells; None has no head
+    from albert_experiments.statistics.intervals import binomial_p_value
+    assert lines[2] == f"| SOP | NSP | 240 / 400 | 60.0 | {binomial_p_value(240, 400):.2g} |"
+    assert lines[3].startswith("| SOP | SOP | 160 / 200 | 80.0 |")
+    trend = trend_markdown(results).splitlines()
+    assert trend[2:] == ["| None | 500 | 10.0 | – | – |", "| None | 1,000 | 15.0 | – | – |"]
+    assert chance_markdown([sentence_result("none", "None")]) == ""
