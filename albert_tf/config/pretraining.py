@@ -54,6 +54,10 @@ class DataConfig:
         cycle_length: shards read at once.
         dynamic_masking: draw new n-gram masks every time an example is read.
         masked_lm_prob, ngram: the masking recipe when `dynamic_masking` is on.
+        dynamic_predictions_per_seq: prediction slots per sequence of the re-masked training
+            batches (0: the shards' `max_predictions_per_seq`); with `dynamic_masking` only.
+            Raise it with `masked_lm_prob`: at most this many pieces are masked, so 20 slots
+            cap sequences of 128 at a 15.6% rate whatever the probability.
     """
 
     train_files: Sequence[str] = ()
@@ -65,13 +69,27 @@ class DataConfig:
     dynamic_masking: bool = False
     masked_lm_prob: float = 0.15
     ngram: int = 3
+    dynamic_predictions_per_seq: int = 0
 
     def __post_init__(self):
         require_positive("data", self, ("max_seq_length", "max_predictions_per_seq",
                                          "shuffle_buffer", "cycle_length", "ngram"))
+        require(0 <= self.dynamic_predictions_per_seq <= self.max_seq_length,
+                "data.dynamic_predictions_per_seq",
+                f"0 (the shards' count) to data.max_seq_length ({self.max_seq_length})",
+                self.dynamic_predictions_per_seq)
+        if self.dynamic_predictions_per_seq and not self.dynamic_masking:
+            raise ConfigError("field 'data.dynamic_predictions_per_seq' needs "
+                              "data.dynamic_masking=true: static masks are the shards' own, "
+                              f"{self.max_predictions_per_seq} slots per sequence")
         if isinstance(self.train_files, str) or isinstance(self.eval_files, str):
             raise ConfigError("fields 'data.train_files' and 'data.eval_files' must be lists "
                               "of paths or globs")
+
+    @property
+    def training_predictions_per_seq(self) -> int:
+        """Prediction slots per sequence of the training batches."""
+        return self.dynamic_predictions_per_seq or self.max_predictions_per_seq
 
 
 @dataclasses.dataclass(frozen=True)

@@ -42,6 +42,8 @@ class PretrainingDataConfig:
             using the masks written in the shards (see `albert_tf.data.remasking`).
         masked_lm_prob, ngram, favor_shorter_ngram, whole_word_mask: the masking recipe of
             `albert_tf.text.options.DataPrepOptions`, used by dynamic masking.
+        dynamic_predictions_per_seq: prediction slots of the re-masked batches (None: the
+            shards' `max_predictions_per_seq`); dynamic masking only.
         vocab_size: the model's vocabulary size; required by dynamic masking, whose random
             replacements are ids 5 .. vocab_size - 1.
     """
@@ -61,6 +63,7 @@ class PretrainingDataConfig:
     favor_shorter_ngram: bool = True
     whole_word_mask: bool = True
     vocab_size: int | None = None
+    dynamic_predictions_per_seq: int | None = None
 
     def __post_init__(self):
         if self.start_batch < 0:
@@ -74,6 +77,14 @@ class PretrainingDataConfig:
                                  "replacements are drawn from ids 5 .. vocab_size - 1 (use the "
                                  "model's vocab_size)")
             remasking.masking_options(self)  # the recipe's own checks (masked_lm_prob, ngram)
+        elif self.dynamic_predictions_per_seq is not None:
+            raise ValueError("dynamic_predictions_per_seq needs dynamic_masking: static masks "
+                             "have the shards' max_predictions_per_seq slots")
+
+    @property
+    def predictions_per_seq(self) -> int:
+        """Prediction slots per sequence of the batches this pipeline yields."""
+        return self.dynamic_predictions_per_seq or self.max_predictions_per_seq
 
 
 def list_shards(file_patterns: Sequence[str]) -> list[str]:
@@ -94,7 +105,7 @@ def pretraining_dataset(config: PretrainingDataConfig,
     config, ctx))`: each input pipeline reads its own slice of the shards and batches
     `global_batch_size / num_replicas_in_sync` examples. Each element is a dict of
     (batch_size, max_seq_length) `input_word_ids`, `input_mask`, `input_type_ids`;
-    (batch_size, max_predictions_per_seq) `masked_lm_positions`, `masked_lm_ids`,
+    (batch_size, config.predictions_per_seq) `masked_lm_positions`, `masked_lm_ids`,
     `masked_lm_weights` and (batch_size, 1) `next_sentence_labels`.
     """
     batch_size, pipelines, pipeline = config.global_batch_size, 1, 0

@@ -26,10 +26,12 @@ REMASKED = ("input_word_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm
 
 
 def masking_options(config) -> DataPrepOptions:
-    """The data-prep options of the masking recipe, from a `PretrainingDataConfig`."""
+    """The data-prep options of the masking recipe, from a `PretrainingDataConfig` (its
+    prediction slots: `dynamic_predictions_per_seq` when set, else the shards')."""
     return DataPrepOptions(
         max_seq_length=config.max_seq_length,
-        max_predictions_per_seq=config.max_predictions_per_seq,
+        max_predictions_per_seq=(getattr(config, "dynamic_predictions_per_seq", None)
+                                 or config.max_predictions_per_seq),
         masked_lm_prob=config.masked_lm_prob, ngram=config.ngram,
         favor_shorter_ngram=config.favor_shorter_ngram,
         whole_word_mask=config.whole_word_mask)
@@ -65,7 +67,9 @@ class BatchRemasker:
         # never read; only the ids a random replacement may take matter.
         vocabulary = Vocabulary(vocab_size, b"\x01" * vocab_size,
                                 np.arange(FIRST_ORDINARY_ID, vocab_size, dtype=np.int64))
-        self.masker = TokenMasker(masking_options(config), vocabulary)
+        options = masking_options(config)
+        self.masker = TokenMasker(options, vocabulary)
+        self.slots = options.max_predictions_per_seq
         self.input_pipeline_id = input_pipeline_id
         self.seed = seed
 
@@ -80,14 +84,15 @@ class BatchRemasker:
         rng = batch_generator(self.seed, self.input_pipeline_id, int(batch_index))
         masked = self.masker.mask_tokens(tokens, lengths, separators, rng, ExampleStatistics(),
                                          boundary=token_boundary)
-        slots = np.arange(positions.shape[1])[None, :]
+        slots = np.arange(self.slots)[None, :]
         weights = (slots < masked.num_predictions[:, None]).astype(np.float32)
         return (masked.input_ids.astype(np.int32), masked.positions.astype(np.int32),
                 masked.original_ids.astype(np.int32), weights)
 
     def __call__(self, batch_index: tf.Tensor, features: dict[str, tf.Tensor]) -> dict:
-        """Batch `batch_index` of decoded features -> the same keys, shapes and dtypes, with
-        `input_word_ids` and the `masked_lm_*` features drawn afresh (`token_boundary` dropped).
+        """Batch `batch_index` of decoded features -> the same keys and dtypes, with
+        `input_word_ids` and the `masked_lm_*` features drawn afresh (`token_boundary`
+        dropped); the `masked_lm_*` features have this remasker's prediction slots.
         """
         features = dict(features)
         boundary = features.pop("token_boundary")
@@ -98,6 +103,8 @@ class BatchRemasker:
                                     [tf.int32, tf.int32, tf.int32, tf.float32],
                                     stateful=False, name="dynamic_masking")
         for name, output in zip(REMASKED, outputs):
-            output.set_shape(features[name].shape)
+            shape = features[name].shape
+            output.set_shape(shape if name == "input_word_ids" else shape[:1].concatenate(
+                [self.slots]))
             features[name] = output
         return features

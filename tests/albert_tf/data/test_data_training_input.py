@@ -162,6 +162,8 @@ def test_config_errors_name_the_field():
     with pytest.raises(ValueError, match="masked_lm_prob must be in"):
         PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, dynamic_masking=True,
                               vocab_size=100, masked_lm_prob=1.5)
+    with pytest.raises(ValueError, match="dynamic_predictions_per_seq needs dynamic_masking"):
+        PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, dynamic_predictions_per_seq=24)
 
 
 # 2. Dynamic re-masking.
@@ -188,17 +190,19 @@ def test_dynamic_masks_have_the_static_shapes_and_undo_to_the_originals(corpus):
     assert len(seen) > 0.9 * len(corpus.originals)
 
 
-def masking_statistics(batches, word_start):
-    """Counts over dynamically masked batches: budget, replacements, spans in words."""
+def masking_statistics(batches, word_start, slots=PREDICTIONS, rate=OPTIONS.masked_lm_prob):
+    """Counts over dynamically masked batches (`slots` prediction slots, masking `rate`):
+    budget, replacements, spans in words, and the most predictions of one sequence."""
     counts = dict(tokens=0, masked=0, budget=0, mask=0, kept=0, random=0, partial_words=0,
-                  control_masked=0, spans=np.zeros(SEQ + 1, np.int64))
+                  control_masked=0, most=0, spans=np.zeros(SEQ + 1, np.int64))
     for ids, mask, _, positions, originals, weights in examples(batches):
         length, count = int(mask.sum()), int(weights.sum())
         tokens = ids.copy()
         tokens[positions[:count]] = originals[:count]
         counts["tokens"] += length
         counts["masked"] += count
-        counts["budget"] += min(PREDICTIONS, max(1, round(length * OPTIONS.masked_lm_prob)))
+        counts["budget"] += min(slots, max(1, round(length * rate)))
+        counts["most"] = max(counts["most"], count)
         shown = ids[positions[:count]]
         counts["mask"] += int((shown == MASK_ID).sum())
         counts["kept"] += int((shown == originals[:count]).sum())
@@ -247,6 +251,27 @@ def test_dynamic_masking_follows_the_recipe(corpus):
         make_config(corpus, is_training=False)), 100), word_start)["spans"]
     table = [[row[1], row[2], row[3], row[4:].sum()] for row in (spans, static)]
     assert scipy_stats.chi2_contingency(table).pvalue > SIGNIFICANCE
+
+
+def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus):
+    word_start = np.frombuffer(corpus.vocab.word_start, np.uint8)
+    slots, rate = 3 * PREDICTIONS, 0.4
+    config = make_config(corpus, dynamic_masking=True, global_batch_size=64,
+                         masked_lm_prob=rate, dynamic_predictions_per_seq=slots)
+    assert config.predictions_per_seq == slots
+    dataset = pretraining_dataset(config)
+    for name in ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
+        assert dataset.element_spec[name].shape.as_list() == [64, slots]
+    assert dataset.element_spec["input_word_ids"].shape.as_list() == [64, SEQ]
+    batches = numpy_batches(dataset, 30)
+    counts = masking_statistics(batches, word_start, slots, rate)
+    # 40% of each sequence's pieces, past the shards' own 8 slots, in whole words.
+    assert counts["budget"] >= counts["masked"] >= 0.97 * counts["budget"]
+    assert abs(counts["masked"] / counts["tokens"] - rate) < 0.03
+    assert PREDICTIONS < counts["most"] <= slots
+    assert counts["control_masked"] == 0 and counts["partial_words"] == 0
+    assert all(unmasked(ids, *masks) in corpus.originals for ids, _, _, *masks in
+               examples(batches))
 
 
 def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus):

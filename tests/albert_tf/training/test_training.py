@@ -341,6 +341,30 @@ def test_a_run_writes_to_a_remote_model_dir(shards):
     assert checkpoint == result.checkpoint and config.train.train_steps == 4
 
 
+def test_more_prediction_slots_than_the_shards_train_with_dynamic_masking(shards, tmp_path):
+    """Dynamic masking at twice the shards' slots and a 30% rate: training batches carry the
+    larger slot count (jit-compiled), held-out evaluation reads the shards' own masks."""
+    from albert_tf.config import ConfigError
+
+    mapping = run_mapping(shards, tmp_path / "run", train_steps=4, steps_per_epoch=2,
+                          steps_per_execution=2, backup_every_steps=2, eval_steps=1)
+    mapping["optimizer"]["warmup_steps"] = 1
+    mapping["data"].update(dynamic_masking=True, masked_lm_prob=0.3,
+                           dynamic_predictions_per_seq=2 * PREDICTIONS)
+    config = pretrain_config_from_mapping(mapping, "test")
+    assert config.data.training_predictions_per_seq == 2 * PREDICTIONS
+    result = run_pretraining(config)
+    assert result.final_step == 4 and np.isfinite(result.eval_metrics["loss"])
+
+    static = {**mapping["data"], "dynamic_masking": False}
+    with pytest.raises(ConfigError, match="'data.dynamic_predictions_per_seq' needs "
+                                          "data.dynamic_masking=true"):
+        pretrain_config_from_mapping({**mapping, "data": static}, "test")
+    too_many = {**mapping["data"], "dynamic_predictions_per_seq": SEQ + 1}
+    with pytest.raises(ConfigError, match="dynamic_predictions_per_seq"):
+        pretrain_config_from_mapping({**mapping, "data": too_many}, "test")
+
+
 def test_unigram_init_sets_the_mlm_bias_to_the_targets_log_prior(shards, tmp_path):
     from albert_tf.data.target_frequencies import log_prior, masked_target_counts
     from albert_tf.training.initialization import initialize_pretrainer
