@@ -217,6 +217,103 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
             "|---|---:|---:|---:|---:|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
+# The budget curve: the reference shape at 1, 2 and 4 times its FLOPs.
+BUDGET_POINTS = {"h64_l4": os.path.dirname(REFERENCE_REPORT), "budget_x2": None,
+                 "budget_x4": None}
+CURVE_FILES = ("budget_curve.md", "budget_curve.png")
+
+
+def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
+    """The gain over the random start against pretraining hours for the reference shape
+    (its run and the `budget_x*` levers finished under `levers_dir`): markdown and points;
+    None before two points are in."""
+    from albert_tf.comparison.gain import points_interval
+    points = []
+    for name, folder in BUDGET_POINTS.items():
+        folder = folder or os.path.join(levers_dir, name)
+        if not os.path.exists(os.path.join(folder, "downstream.json")):
+            continue
+        pretraining, report = (_json(os.path.join(folder, file))
+                               for file in ("pretraining.json", "downstream.json"))
+        tasks = {task: row["comparison"] for task, row in sorted(report["tasks"].items())
+                 if "comparison" in row}
+        points.append({"name": name, "steps": pretraining["train_steps"],
+                       "budget": pretraining["train_steps"] / REFERENCE["steps"],
+                       "hours": pretraining["seconds"] / 3600,
+                       "mlm": pretraining["heldout"]["mlm_accuracy"],
+                       "sop": pretraining["heldout"]["sentence_accuracy"],
+                       "average": report.get("average"), "tasks": tasks})
+    if len(points) < 2:
+        return None
+    names = sorted(points[0]["tasks"])
+    lines = ["# Budget curve: the reference shape (H 64 x 4) at 1, 2 and 4 times its FLOPs", "",
+             "Gain = pretrained - random start on test, paired by seed, 95% interval. Hours: "
+             "time in training steps on this machine (2 cores, shared with other jobs). "
+             "Plot: budget_curve.png.", "",
+             "| run | steps | pretrain hours | held-out MLM | SOP | " + " | ".join(names)
+             + " | average |", "|---|---:|---:|---:|---:|" + "---|" * (len(names) + 1)]
+    for point in points:
+        average = point["average"]
+        cells = [points_interval(found["gain"], found["low"], found["high"])
+                 for found in (point["tasks"][name] for name in names)]
+        lines.append(f"| {point['name']} | {point['steps']} | {point['hours']:.2f} | "
+                     f"{100 * point['mlm']:.1f} | {100 * point['sop']:.1f} | "
+                     + " | ".join(cells) + " | "
+                     + (points_interval(average["gain"], average["gain_low"],
+                                        average["gain_high"]) if average else "none") + " |")
+    return "\n".join(lines) + "\n", points
+
+
+def plot_budget_curve(points: list[dict], path: str) -> None:
+    """Gain (points, 95% interval as bars) against the pretraining budget, one line per task
+    and the average."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    from albert_tf.io.files import atomic_output
+    figure, axes = pyplot.subplots(figsize=(7, 4.5))
+    budgets = [point["budget"] for point in points]
+    series = {name: [point["tasks"][name] for point in points]
+              for name in sorted(points[0]["tasks"])}
+    series["average"] = [{"gain": point["average"]["gain"], "low": point["average"]["gain_low"],
+                          "high": point["average"]["gain_high"]} for point in points]
+    for index, (name, found) in enumerate(series.items()):
+        gains = [100 * item["gain"] for item in found]
+        errors = [[100 * (item["gain"] - item["low"]) for item in found],
+                  [100 * (item["high"] - item["gain"]) for item in found]]
+        axes.errorbar(budgets, gains, yerr=errors, marker="o", capsize=3, label=name,
+                      linewidth=2.5 if name == "average" else 1.2, color=f"C{index}")
+    axes.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+    axes.axhline(10, color="grey", linewidth=0.8, linestyle=":")
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(budgets, [f"x{budget:g}" for budget in budgets])
+    axes.set_xlabel("pretraining budget (x1: the reference's 2,400 steps, about 13 minutes "
+                    "alone on 2 cores)")
+    axes.set_ylabel("pretrained - random start, test (points)")
+    axes.set_title("Gain over a random start against the pretraining budget (H 64 x 4)")
+    axes.legend(fontsize=8)
+    try:
+        with atomic_output(path) as file:
+            figure.savefig(file, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        pyplot.close(figure)
+
+
+def write_budget_curve(levers_dir: str) -> list[str]:
+    """Writes the curve's markdown and plot under `levers_dir` once two points are in;
+    returns the paths written."""
+    from albert_tf.io.files import atomic_write_bytes
+    curve = budget_curve(levers_dir)
+    if curve is None:
+        return []
+    markdown, points = curve
+    paths = [os.path.join(levers_dir, name) for name in CURVE_FILES]
+    atomic_write_bytes(paths[0], markdown.encode())
+    plot_budget_curve(points, paths[1])
+    return paths
+
+
 def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool) -> None:
     folder = os.path.join(results_dir, shape)
     os.makedirs(folder, exist_ok=True)
@@ -228,9 +325,10 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
     _write_json(os.path.join(folder, "pretraining.json"), record)
     from albert_tf.io.files import atomic_write_bytes
     atomic_write_bytes(os.path.join(results_dir, "grid.md"), grid_markdown(results_dir).encode())
+    curve = write_budget_curve(results_dir) if shape.startswith("budget_") else []
     if commit:
         message = f"Recipe study: {shape} pretrained and fine-tuned"
-        paths = [folder, os.path.join(results_dir, "grid.md")]
+        paths = [folder, os.path.join(results_dir, "grid.md"), *curve]
         for _ in range(3):  # another git command may hold the index for a moment
             if (subprocess.run(["git", "add", *paths]).returncode == 0 and
                     subprocess.run(["git", "commit", "-m", message, "--", *paths]).returncode == 0):
