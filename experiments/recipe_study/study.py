@@ -1,19 +1,23 @@
-"""The recipe study's shape grid: ALBERT of hidden size 64, 128 and 256 at 2, 4 and 12
-all-shared layers, each pretrained on the whole Debian prose corpus for the same FLOPs as the
-reference run (`configs/pretrain/tiny_cpu.yaml` at H 64 x 4 layers: 2,400 steps of 64
-sequences of 128 tokens, 13 minutes on 2 cores), then fine-tuned on the downstream suite's
-four tasks from itself and from a random start of its sizes (`albert-experiment downstream`:
-five seeds, test scores chosen on dev, stuck fine-tunes named).
+"""The recipe study: what small-budget pretraining buys downstream, one variant at a time.
+Each variant is pretrained on the whole Debian prose corpus, then fine-tuned on the
+downstream suite's four tasks from itself and from a random start of its sizes
+(`albert-experiment downstream`: five seeds, test scores chosen on dev, stuck fine-tunes
+named). The reference run is `configs/pretrain/tiny_cpu.yaml` at H 64 x 4 layers: 2,400
+steps of 64 sequences of 128 tokens, 13 minutes alone on 2 cores.
 
-    python experiments/recipe_study/shape_grid.py h64_l2 h128_l2 --commit
-    python experiments/recipe_study/shape_grid.py --list      # shapes, steps and FLOPs
+    python experiments/recipe_study/study.py h64_l2 h128_l2 --commit
+    python experiments/recipe_study/study.py --list      # variants, steps and FLOPs
 
-Two questions share it: does the small-model fine-tuning recipe learn at every size (no
-fine-tune stuck at the constant answer unless both starts are), and which shape buys the
-most downstream for a fixed pretraining budget. A shape's sizes: E = H / 2, heads of 16,
-feed-forward 4H; everything else (data, vocabulary, objective, learning rate) as the
-reference run, with its step count scaled to the same pretraining FLOPs
-(`albert_tf.flops.pretraining_step_flops`) and warm-up at a sixth of the steps, as there.
+The variants are of two kinds. `SHAPES`, the shape grid: hidden size 64, 128 and 256 at 2, 4
+and 12 all-shared layers (E = H / 2, heads of 16, feed-forward 4H), each with the
+reference's pretraining FLOPs (`albert_tf.flops.pretraining_step_flops`; warm-up at a sixth
+of the steps, as there), which asks both whether the small-model fine-tuning recipe learns
+at every size (no fine-tune stuck at the constant answer unless both starts are) and which
+shape buys the most for a fixed budget. `LEVERS`: one change to the reference recipe each
+(budget, learning rate, E, masking, the sentence objective), at the reference's FLOPs
+unless the change is the budget. Each results folder gets `grid.md` (a row per finished
+variant, with its gain over the random start per task and its pretrained start against
+the reference run's), and the budget levers `budget_curve.md` / `.png`.
 
 Every step resumes: a finished pretraining (its `eval_results.json` at the last step) is
 not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
@@ -21,7 +25,7 @@ skips finished seeds. Each finished shape's figures go to `--results`/<shape>/
 (`downstream.json` with `pretrain_hours`, the time in training steps read from the run's
 TensorBoard logs, and the machine; `downstream.md`; `pretraining.json`), the grid's table
 to `--results`/grid.md, and with `--commit` into git at once, so a session that ends loses
-at most the shape it was on. Paths are relative to the working folder (the repository's
+at most the variant it was on. Paths are relative to the working folder (the repository's
 root); the commands run are the ones beside this Python (its virtual environment's `bin`).
 """
 
@@ -165,11 +169,13 @@ def against_reference(report: dict, reference: dict) -> str:
     both have, per seed, with its 95% interval."""
     from albert_tf.comparison.gain import paired_difference, points_interval, split_scores
     tasks = sorted(set(report["tasks"]) & set(reference["tasks"]))
+    if not tasks:
+        return "–"
     scores = [[split_scores(source["tasks"][task]["seeds"]["pretrained"], "test")
                for task in tasks] for source in (report, reference)]
     seeds = sorted(set.intersection(*(set(by_seed) for side in scores for by_seed in side)),
                    key=int)
-    if not tasks or not seeds:
+    if not seeds:
         return "–"
     means = [[sum(by_seed[seed] for by_seed in side) / len(tasks) for seed in seeds]
              for side in scores]
@@ -207,7 +213,7 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
-            "thing of the reference (`LEVERS` in experiments/recipe_study/shape_grid.py). "
+            "thing of the reference (`LEVERS` in experiments/recipe_study/study.py). "
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
             "(k/m) = stuck fine-tunes of the pretrained / random start out of 5. Against the "
             "reference: the variant's pretrained start minus the reference run's (H 64 x 4, "

@@ -1,0 +1,92 @@
+"""The recipe study's arithmetic (`experiments/recipe_study/study.py`): equal-FLOP step
+budgets, the pairing against the reference run, the budget curve, all by hand."""
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+from repository import REPOSITORY
+
+
+@pytest.fixture(scope="module")
+def study():
+    path = os.path.join(REPOSITORY, "experiments", "recipe_study", "study.py")
+    spec = importlib.util.spec_from_file_location("recipe_study", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def test_every_shape_gets_the_reference_flops_within_one_step_unit(study, monkeypatch):
+    monkeypatch.chdir(REPOSITORY)  # the study's paths are relative to the repository
+    reference = study.REFERENCE["steps"] * study.step_flops(64, 4)
+    assert study.budget_steps(study.VARIANTS["h64_l4"]) == study.REFERENCE["steps"]
+    for name, variant in study.VARIANTS.items():
+        steps = study.budget_steps(variant)
+        assert steps % study.STEP_UNIT == 0 and steps >= study.STEP_UNIT, name
+        spent = steps * study.variant_step_flops(variant)
+        unit = study.STEP_UNIT * study.variant_step_flops(variant)
+        if steps > study.STEP_UNIT:  # the largest shapes get one unit, whatever it costs
+            assert abs(spent - variant.budget * reference) <= unit / 2, name
+    # A wider output layer costs FLOPs, so the E levers and 30% masking get fewer steps.
+    assert (study.budget_steps(study.VARIANTS["e_128"])
+            < study.budget_steps(study.VARIANTS["e_64"]) < study.REFERENCE["steps"])
+    assert study.budget_steps(study.VARIANTS["mask_30"]) < study.REFERENCE["steps"]
+    assert study.budget_steps(study.VARIANTS["budget_x4"]) == 4 * study.REFERENCE["steps"]
+
+
+def _report(pretrained, random=None):
+    """A suite report: task -> seed -> (dev, test) of the pretrained start; the random
+    start's the same unless given; gains as `albert-experiment downstream` writes them."""
+    tasks = {}
+    for task, seeds in pretrained.items():
+        rows = {"pretrained": {seed: {"value": dev, "test": test}
+                               for seed, (dev, test) in seeds.items()}}
+        rows["random"] = {seed: {"value": dev, "test": test}
+                          for seed, (dev, test) in (random or pretrained)[task].items()}
+        tasks[task] = {"seeds": rows, "comparison": {"gain": 0.1, "low": 0.0, "high": 0.2,
+                                                     "verdict": "gain"}}
+    return {"tasks": tasks, "average": {"gain": 0.05, "gain_low": -0.01, "gain_high": 0.11}}
+
+
+def test_a_variant_is_paired_with_the_reference_run_seed_by_seed(study):
+    reference = _report({"a": {"1": (0, 0.50), "2": (0, 0.60)},
+                         "b": {"1": (0, 0.70), "2": (0, 0.80)}})
+    variant = _report({"a": {"1": (0, 0.60), "2": (0, 0.60), "3": (0, 0.9)},
+                       "b": {"1": (0, 0.80), "2": (0, 1.00), "3": (0, 0.9)}})
+    # Seeds both have: per seed the mean over a and b, 0.70 - 0.60 and 0.80 - 0.70, so
+    # +10.0 with no spread: the interval is the mean itself.
+    assert study.against_reference(variant, reference) == "+10.0 [+10.0, +10.0]"
+    variant["tasks"]["a"]["seeds"]["pretrained"]["2"]["test"] = 0.80
+    # Differences 0.10 and 0.20: mean 0.15, sd 0.0707, t(1) 12.706 -> +-0.635.
+    assert study.against_reference(variant, reference) == "+15.0 [-48.5, +78.5]"
+    assert study.against_reference(_report({"c": {"1": (0, 0.5)}}), reference) == "–"
+
+
+def test_the_budget_curve_needs_two_points_and_lists_them_in_order(study, tmp_path,
+                                                                  monkeypatch):
+    reference = tmp_path / "reference"
+    levers = tmp_path / "levers"
+    report = _report({"a": {"1": (0, 0.5)}})
+    for folder, steps in ((reference, 2400), (levers / "budget_x2", 4800)):
+        folder.mkdir(parents=True)
+        (folder / "downstream.json").write_text(json.dumps(report))
+        (folder / "pretraining.json").write_text(json.dumps({
+            "train_steps": steps, "seconds": steps * 0.3,
+            "heldout": {"mlm_accuracy": 0.13, "sentence_accuracy": 0.51}}))
+    monkeypatch.setattr(study, "BUDGET_POINTS", {"h64_l4": str(reference),
+                                                 "budget_x2": None, "budget_x4": None})
+    assert study.write_budget_curve(str(tmp_path / "nothing")) == []
+    written = study.write_budget_curve(str(levers))
+    assert [os.path.basename(path) for path in written] == list(study.CURVE_FILES)
+    rows = [line for line in open(written[0]).read().splitlines()
+            if line.startswith(("| h64_l4", "| budget_x2"))]
+    assert rows == ["| h64_l4 | 2400 | 0.20 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
+                    "+5.0 [-1.0, +11.0] |",
+                    "| budget_x2 | 4800 | 0.40 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
+                    "+5.0 [-1.0, +11.0] |"]
+    assert open(written[1], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
