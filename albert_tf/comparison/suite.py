@@ -40,7 +40,7 @@ from albert_tf.comparison.gain import (
     split_scores,
     stuck_seeds,
 )
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
 from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
@@ -214,10 +214,19 @@ def _stuck_cell(row: dict[str, Any]) -> str:
     return " / ".join(counts)
 
 
+def recipe_description(report: dict[str, Any]) -> str:
+    """`Recipe `name`` and, for a suite run with `--override`, the overrides it added."""
+    name = report.get("recipe_name", SMALL_MODEL)
+    base, recipe = list(SMALL_MODEL_RECIPES.get(name, ())), list(report.get("recipe", []))
+    added = recipe[len(base):] if recipe[:len(base)] == base else []
+    return f"Recipe `{name}`" + (" with " + ", ".join(f"`{item}`" for item in added)
+                                 if added else "")
+
+
 def downstream_markdown(report: dict[str, Any]) -> str:
     """The report as a markdown table, scores in points."""
     lines = [f"# Downstream: {report['run']}", "",
-             f"Recipe `{report.get('recipe_name', SMALL_MODEL)}`, seeds {report['seeds']}. "
+             f"{recipe_description(report)}, seeds {report['seeds']}. "
              f"Scores (x100) are means over seeds on the test split, at the checkpoint the dev "
              f"split chose (dev beside them); gain = pretrained - random on test, paired by "
              f"seed, with a 95% t-interval. Stuck: fine-tunes whose best dev score is within a "

@@ -284,7 +284,7 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     assert "| feelings | accuracy |" in shown
     # Ten steps may leave the random start at the majority class: then the one task's
     # comparison failed and there is no average gain (suite_average, by hand, in
-    # tests/albert_tf/comparison/test_suite_average.py).
+    # tests/albert_tf/comparison/test_suite_report.py).
     if comparison["verdict"] == "failed":
         assert report["average"] is None and "failed: random start stuck" in shown
     else:

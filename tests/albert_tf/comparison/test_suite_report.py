@@ -1,5 +1,5 @@
-"""The downstream suite's average over tasks (`albert_tf.comparison.suite.suite_average`):
-failed tasks left out, every stuck run counted."""
+"""The downstream suite's report (`albert_tf.comparison.suite`): the average over tasks
+(failed tasks left out, every stuck run counted) and the recipe it names."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_the_suite_average_leaves_out_failed_tasks_and_counts_every_stuck_run():
                                                                      "random": 1}
     assert average["split"] == "dev" and average["pretrained"] == pytest.approx(0.7)
     assert suite_average({"reviews": rows["reviews"]}) is None
+
+
+def test_the_report_names_its_recipe_and_the_overrides_a_suite_run_added():
+    from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+    from albert_tf.comparison.suite import recipe_description
+
+    plain = {"recipe_name": SMALL_MODEL, "recipe": list(SMALL_MODEL_RECIPE)}
+    assert recipe_description(plain) == f"Recipe `{SMALL_MODEL}`"
+    changed = {**plain, "recipe": [*SMALL_MODEL_RECIPE, "optimizer.learning_rate=1e-3"]}
+    assert recipe_description(changed) == (f"Recipe `{SMALL_MODEL}` with "
+                                           "`optimizer.learning_rate=1e-3`")
