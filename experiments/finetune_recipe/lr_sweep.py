@@ -3,7 +3,7 @@ each rate, over the seeds every rate has (dev only: the test split chooses nothi
 
     python experiments/finetune_recipe/lr_sweep.py \
         experiments/results/downstream/prose_full_8k/downstream.json \
-        experiments/results/finetune_recipe/lr_sweep/lr_*.json \
+        experiments/results/finetune_recipe/lr_sweep/downstream-lr_*.json \
         --output experiments/results/finetune_recipe/lr_sweep/sweep.md
 
 Each input is a `downstream.json` of `albert-experiment downstream` on the same run; its
