@@ -73,6 +73,7 @@ LEVERS = {
     "dynamic_masking": Variant(overrides=("data.dynamic_masking=true",)),
     "lr_5e-4": Variant(overrides=("optimizer.learning_rate=0.0005",)),
     "lr_2e-3": Variant(overrides=("optimizer.learning_rate=0.002",)),
+    "lr_4e-3": Variant(overrides=("optimizer.learning_rate=0.004",)),
     "budget_x2": Variant(budget=2.0),
     "budget_x4": Variant(budget=4.0),
 }
