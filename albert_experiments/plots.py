@@ -19,7 +19,8 @@ from albert_tf.io.files import atomic_output  # noqa: E402
 CHANCE = {"nsp_accuracy": 0.5, "sop_accuracy": 0.5}
 
 
-def _save(figure, path: str) -> str:
+def save_figure(figure, path: str) -> str:
+    """Writes `figure` as a PNG to `path` (atomically) and closes it."""
     try:
         with atomic_output(path) as file:
             figure.savefig(file, format="png", dpi=110, bbox_inches="tight")
@@ -49,7 +50,7 @@ def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) 
                    f"(lines), held-out loss (dots)", fontsize=9)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
@@ -86,7 +87,7 @@ def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str)
         panel.grid(axis="y", alpha=0.3)
     figure.suptitle(f"{spec.title or spec.name} ({spec.scale} scale)", fontsize=9)
     figure.tight_layout()
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 TREND_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")
@@ -114,4 +115,4 @@ def plot_trend(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -
     figure.suptitle(f"{spec.title or spec.name} ({spec.scale} scale): accuracy at each kept "
                     f"checkpoint", fontsize=9)
     figure.tight_layout()
-    return _save(figure, path)
+    return save_figure(figure, path)

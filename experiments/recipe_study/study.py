@@ -163,6 +163,29 @@ def pretrain(name: str, run_dir: str) -> dict:
             "heldout": _json(results)}
 
 
+def finished_variant(folder: str) -> tuple[dict, dict] | None:
+    """(pretraining.json, downstream.json) of a finished variant's results folder, or None."""
+    if not os.path.exists(os.path.join(folder, "downstream.json")):
+        return None
+    return _json(os.path.join(folder, "pretraining.json")), _json(
+        os.path.join(folder, "downstream.json"))
+
+
+def gain_cell(comparison: dict) -> str:
+    """A task's gain over the random start, or `failed` when the random start stuck."""
+    from albert_tf.comparison.gain import points_interval
+    return ("failed" if comparison["verdict"] == "failed" else
+            points_interval(comparison["gain"], comparison["low"], comparison["high"]))
+
+
+def average_cell(report: dict) -> str:
+    """The suite's average gain over the random start (`none` without one)."""
+    from albert_tf.comparison.gain import points_interval
+    average = report.get("average")
+    return (points_interval(average["gain"], average["gain_low"], average["gain_high"])
+            if average else "none")
+
+
 def against_reference(report: dict, reference: dict) -> str:
     """The variant's pretrained start minus the reference run's, on test, paired by seed
     (both are fine-tuned with the same seeds and recipe; their random starts are the same
@@ -184,32 +207,26 @@ def against_reference(report: dict, reference: dict) -> str:
 
 
 def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) -> str:
-    from albert_tf.comparison.gain import points_interval
     reference = (_json(reference_report) if os.path.exists(reference_report) else None)
     rows = []
     for shape in VARIANTS:
-        folder = os.path.join(results_dir, shape)
-        if not os.path.exists(os.path.join(folder, "downstream.json")):
+        finished = finished_variant(os.path.join(results_dir, shape))
+        if finished is None:
             continue
-        pretraining, report = (_json(os.path.join(folder, name))
-                               for name in ("pretraining.json", "downstream.json"))
+        pretraining, report = finished
         cells = []
         for name, row in sorted(report["tasks"].items()):
             if "comparison" not in row:
                 cells.append(f"{name}: error")
                 continue
             comparison = row["comparison"]
-            gain = ("failed" if comparison["verdict"] == "failed" else
-                    points_interval(comparison["gain"], comparison["low"], comparison["high"]))
-            cells.append(f"{gain} ({len(comparison['stuck_pretrained'])}/"
+            cells.append(f"{gain_cell(comparison)} ({len(comparison['stuck_pretrained'])}/"
                          f"{len(comparison['stuck_random'])})")
-        average = report.get("average")
         rows.append(
             f"| {shape} | {pretraining['train_steps']} | {pretraining['seconds'] / 60:.0f} | "
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
-            + " | " + (points_interval(average["gain"], average["gain_low"], average["gain_high"])
-                       if average else "none") + " | "
+            + f" | {average_cell(report)} | "
             + (against_reference(report, reference) if reference else "–") + " |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
@@ -234,14 +251,12 @@ def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
     """The gain over the random start against pretraining hours for the reference shape
     (its run and the `budget_x*` levers finished under `levers_dir`): markdown and points;
     None before two points are in."""
-    from albert_tf.comparison.gain import points_interval
     points = []
     for name, folder in BUDGET_POINTS.items():
-        folder = folder or os.path.join(levers_dir, name)
-        if not os.path.exists(os.path.join(folder, "downstream.json")):
+        finished = finished_variant(folder or os.path.join(levers_dir, name))
+        if finished is None:
             continue
-        pretraining, report = (_json(os.path.join(folder, file))
-                               for file in ("pretraining.json", "downstream.json"))
+        pretraining, report = finished
         tasks = {task: row["comparison"] for task, row in sorted(report["tasks"].items())
                  if "comparison" in row}
         points.append({"name": name, "steps": pretraining["train_steps"],
@@ -249,7 +264,8 @@ def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
                        "hours": pretraining["seconds"] / 3600,
                        "mlm": pretraining["heldout"]["mlm_accuracy"],
                        "sop": pretraining["heldout"]["sentence_accuracy"],
-                       "average": report.get("average"), "tasks": tasks})
+                       "average": report.get("average"), "average_cell": average_cell(report),
+                       "tasks": tasks})
     if len(points) < 2:
         return None
     names = sorted(points[0]["tasks"])
@@ -260,25 +276,17 @@ def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
              "| run | steps | pretrain hours | held-out MLM | SOP | " + " | ".join(names)
              + " | average |", "|---|---:|---:|---:|---:|" + "---|" * (len(names) + 1)]
     for point in points:
-        average = point["average"]
-        cells = [points_interval(found["gain"], found["low"], found["high"])
-                 for found in (point["tasks"][name] for name in names)]
+        cells = [gain_cell(point["tasks"][name]) for name in names]
         lines.append(f"| {point['name']} | {point['steps']} | {point['hours']:.2f} | "
                      f"{100 * point['mlm']:.1f} | {100 * point['sop']:.1f} | "
-                     + " | ".join(cells) + " | "
-                     + (points_interval(average["gain"], average["gain_low"],
-                                        average["gain_high"]) if average else "none") + " |")
+                     + " | ".join(cells) + f" | {point['average_cell']} |")
     return "\n".join(lines) + "\n", points
 
 
 def plot_budget_curve(points: list[dict], path: str) -> None:
     """Gain (points, 95% interval as bars) against the pretraining budget, one line per task
     and the average."""
-    import matplotlib
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    from albert_tf.io.files import atomic_output
+    from albert_experiments.plots import pyplot, save_figure
     figure, axes = pyplot.subplots(figsize=(7, 4.5))
     budgets = [point["budget"] for point in points]
     series = {name: [point["tasks"][name] for point in points]
@@ -300,11 +308,7 @@ def plot_budget_curve(points: list[dict], path: str) -> None:
     axes.set_ylabel("pretrained - random start, test (points)")
     axes.set_title("Gain over a random start against the pretraining budget (H 64 x 4)")
     axes.legend(fontsize=8)
-    try:
-        with atomic_output(path) as file:
-            figure.savefig(file, format="png", dpi=110, bbox_inches="tight")
-    finally:
-        pyplot.close(figure)
+    save_figure(figure, path)
 
 
 def write_budget_curve(levers_dir: str) -> list[str]:
