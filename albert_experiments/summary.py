@@ -78,13 +78,19 @@ def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             *([report["random_start"]] if report.get("random_start") else [])]
 
 
-def _stuck(report: dict[str, Any] | None) -> str:
-    """`k of n`: the report's fine-tunes stuck at the constant answer, random start
-    included."""
+def _stuck(report: dict[str, Any] | None) -> tuple[int, int]:
+    """(stuck, fine-tunes): the report's fine-tunes and those stuck at the constant answer,
+    random start included."""
     rows = report_rows(report) if report else []
     runs = [run for row in rows for entry in row.get("downstream", {}).values()
             for run in entry.get("seeds", {}).values()]
-    return f"{sum(bool(run.get('stuck')) for run in runs)} of {len(runs)}" if runs else "–"
+    return sum(bool(run.get("stuck")) for run in runs), len(runs)
+
+
+def _stuck_cell(table: dict[str, Any]) -> str:
+    """`k of n`, or `–` for a table without fine-tunes."""
+    stuck, runs = table["stuck"]
+    return f"{stuck} of {runs}" if runs else "–"
 
 
 def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, Any]:
@@ -146,7 +152,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
         lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
-                     f"{table['stuck']} | {table['beats_random_start']} | "
+                     f"{_stuck_cell(table)} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
@@ -183,16 +189,14 @@ def readme_block(summary: dict[str, Any], link_root: str) -> str:
     the results root as seen from the README's folder)."""
     lines = ["| table | variants run | fine-tunes stuck | headline claims: ours, difference "
              "in points [95%], verdict |", "|---|---:|---|---|"]
-    stuck = total = 0
     for table in summary["tables"]:
         title = table["title"] or table["name"]
         link = (f"[{title}]({link_root}/{table['results']}/results.md)" if table["results"]
                 else title)
         lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
-                     f"{table['stuck']} | {_headline(table['headline'])} |")
-        if table["stuck"] != "–":
-            counted = [int(part) for part in table["stuck"].split(" of ")]
-            stuck, total = stuck + counted[0], total + counted[1]
+                     f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
+    stuck = sum(table["stuck"][0] for table in summary["tables"])
+    total = sum(table["stuck"][1] for table in summary["tables"])
     lines += ["", f"Fine-tunes stuck at the majority class over the {summary['scale']} "
               f"tables: {stuck} of {total}."]
     return "\n".join(lines)
@@ -210,8 +214,8 @@ def replace_readme_block(text: str, scale: str, block: str, where: str) -> str:
     begin, end = readme_markers(scale)
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
-        raise ExperimentError(f"{where}: expected a line {begin!r} and, after it, a line {end!r} "
-                         f"around the generated rows")
+        raise ExperimentError(f"{where}: expected a line {begin!r} and, after it, a line "
+                              f"{end!r} around the generated rows")
     return text[:start + len(begin)] + "\n" + block + "\n" + text[stop:]
 
 
