@@ -30,8 +30,7 @@ def masking_options(config) -> DataPrepOptions:
     prediction slots: `dynamic_predictions_per_seq` when set, else the shards')."""
     return DataPrepOptions(
         max_seq_length=config.max_seq_length,
-        max_predictions_per_seq=(getattr(config, "dynamic_predictions_per_seq", None)
-                                 or config.max_predictions_per_seq),
+        max_predictions_per_seq=config.predictions_per_seq,
         masked_lm_prob=config.masked_lm_prob, ngram=config.ngram,
         favor_shorter_ngram=config.favor_shorter_ngram,
         whole_word_mask=config.whole_word_mask)

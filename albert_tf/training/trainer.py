@@ -91,8 +91,8 @@ def _data_config(config: PretrainConfig, files, is_training: bool,
         dynamic_masking=data.dynamic_masking and is_training,
         masked_lm_prob=data.masked_lm_prob, ngram=data.ngram,
         vocab_size=config.model.vocab_size,
-        dynamic_predictions_per_seq=(data.dynamic_predictions_per_seq or None
-                                     if data.dynamic_masking and is_training else None))
+        dynamic_predictions_per_seq=(data.dynamic_predictions_per_seq or None) if is_training
+        else None)
 
 
 def _evaluation_steps(config: PretrainConfig, eval_files) -> int:
