@@ -7,6 +7,7 @@
     albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
     albert-experiment summary --scale mini   # every table's report on one page
     albert-experiment summary --scale mini --readme README.md   # and the README's rows
+    albert-experiment probe runs/my_run --tasks_dir tasks   # frozen features, no fine-tuning
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
 pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
@@ -17,7 +18,9 @@ finished variants; `summary` writes one page over every table's report (variants
 ranges, each claim's verdict; with `--readme`, the README's headline rows); `downstream`
 fine-tunes one pretraining run and a random start of the same sizes on every task folder
 and writes `downstream.json` / `downstream.md` into the run (`downstream-<digest>.*` with a
-changed recipe, `--override`).
+changed recipe, `--override`); `probe` fits a linear model on the frozen encoder outputs of
+the run and of random encoders of its sizes, per task folder, and writes `probe.json` /
+`probe.md` (seconds, where the fine-tunes take an hour).
 """
 
 from __future__ import annotations
@@ -103,6 +106,20 @@ def _parser() -> argparse.ArgumentParser:
                                  "the same sizes, tokenizer and recipe (default: "
                                  "<tasks_dir>/random_starts)")
     add_verbose_flag(downstream)
+    probe = commands.add_parser(
+        "probe", help="a linear model on a run's frozen encoder outputs and on random "
+                      "encoders' of its sizes, per task folder: what pretraining put into "
+                      "the features, before any fine-tuning")
+    probe.add_argument("run_dir", help="an albert-pretrain run folder")
+    probe.add_argument("--tasks_dir", required=True,
+                       help="a folder of task folders written by `albert-data task`")
+    probe.add_argument("--tasks", nargs="+", metavar="NAME",
+                       help="only these task folders (default: every single-label one)")
+    probe.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                       help="seeds of the random encoders (default: 1 2 3)")
+    probe.add_argument("--output_dir", help="where probe.json and probe.md go (default: the "
+                                            "run folder)")
+    add_verbose_flag(probe)
     return parser
 
 
@@ -166,6 +183,8 @@ def _run(args, argv: list[str]) -> int:
 
     if args.command == "downstream":
         return _downstream(args)
+    if args.command == "probe":
+        return _probe(args)
     if args.command == "summary":
         from albert_experiments.summary import write_readme_block, write_summary
         print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
@@ -201,6 +220,21 @@ def _downstream(args) -> int:
     report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
                             args.random_starts)
     print(downstream_markdown(report))
+    return 0
+
+
+def _probe(args) -> int:
+    from albert_tf.comparison.probe import probe_markdown, probe_run
+
+    if not os.path.isdir(args.tasks_dir):
+        return fail("albert-experiment probe", f"--tasks_dir {args.tasks_dir}: no such "
+                    f"folder (write tasks with `albert-data task --source NAME`)")
+    try:
+        report = probe_run(args.run_dir, args.tasks_dir, args.seeds, args.tasks,
+                           args.output_dir)
+    except ValueError as error:
+        return fail("albert-experiment probe", str(error))
+    print(probe_markdown(report), end="")
     return 0
 
 

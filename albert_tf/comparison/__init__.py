@@ -9,4 +9,6 @@ share, on top of fine-tuning:
     bag_of_words the baseline that needs no model
     check        a pretraining run's own check on one task
     suite        every task folder, both starts, the baseline, and the report
+    probe        a linear model on frozen encoder outputs: what the features hold before
+                 any fine-tuning, pretrained against random
 """
