@@ -90,6 +90,7 @@ PRETRAIN_OVERRIDES = (
     f"data.eval_files=[{CORPUS}/shards/heldout/*.tfrecord]", "data.max_seq_length=128",
     "data.max_predictions_per_seq=20", "model.max_position_embeddings=128",
     'downstream_check.task_dir=""')
+PROBE_FILES = ("probe.json", "probe.md")
 STEP_UNIT = 120  # steps are a multiple of it: six epochs of whole 20-step executions
 
 
@@ -169,6 +170,15 @@ def pretrain(name: str, run_dir: str) -> dict:
             "heldout": _json(results)}
 
 
+def probe(run_dir: str, tasks_dir: str) -> None:
+    """The frozen-feature probe of the run against three random encoders of its sizes, on
+    every task folder (`probe.json` / `probe.md` in the run; seconds to minutes, where the
+    fine-tunes take an hour), unless it is there."""
+    if not os.path.exists(os.path.join(run_dir, PROBE_FILES[0])):
+        subprocess.run([os.path.join(BIN, "albert-experiment"), "probe", run_dir,
+                        "--tasks_dir", tasks_dir], check=True)
+
+
 def finished_variant(folder: str) -> tuple[dict, dict] | None:
     """(pretraining.json, downstream.json) of a finished variant's results folder, or None."""
     if not os.path.exists(os.path.join(folder, "downstream.json")):
@@ -212,6 +222,20 @@ def against_reference(report: dict, reference: dict) -> str:
     return points_interval(*paired_difference(*means))
 
 
+def probe_cell(folder: str) -> str:
+    """The frozen-feature probe's gap (`albert_tf.comparison.probe`): pretrained minus the
+    random encoders' mean, on the mean-pooled feature's test scores, averaged over the
+    tasks (points; `–` when the variant has no probe.json)."""
+    path = os.path.join(folder, PROBE_FILES[0])
+    if not os.path.exists(path):
+        return "–"
+    gaps = []
+    for row in _json(path)["tasks"].values():
+        randoms = [scores["mean"]["test"] for scores in row["random"].values()]
+        gaps.append(row["pretrained"]["mean"]["test"] - sum(randoms) / len(randoms))
+    return f"{100 * sum(gaps) / len(gaps):+.1f}" if gaps else "–"
+
+
 def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) -> str:
     reference = (_json(reference_report) if os.path.exists(reference_report) else None)
     rows = []
@@ -233,7 +257,8 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
             + f" | {average_cell(report)} | "
-            + (against_reference(report, reference) if reference else "–") + " |")
+            + (against_reference(report, reference) if reference else "–")
+            + f" | {probe_cell(os.path.join(results_dir, shape))} |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
@@ -241,10 +266,14 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
             "(k/m) = stuck fine-tunes of the pretrained / random start out of 5. Against the "
             "reference: the variant's pretrained start minus the reference run's (H 64 x 4, "
-            "`tiny_cpu.yaml`), test scores averaged over the tasks, paired by seed.\n\n"
+            "`tiny_cpu.yaml`), test scores averaged over the tasks, paired by seed. Probe: "
+            "a linear model on the frozen mean-pooled outputs (`albert-experiment probe`), "
+            "pretrained minus three random encoders, test scores averaged over the tasks "
+            "(`probe.md` in the variant's folder has each task and the pooled output).\n\n"
             f"| shape | steps | pretrain min | held-out MLM | SOP | {tasks} | average | "
-            "against the reference |\n"
-            "|---|---:|---:|---:|---:|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            "against the reference | probe |\n"
+            "|---|---:|---:|---:|---:|---|---|---|---|---|---|---:|\n" + "\n".join(rows)
+            + "\n")
 
 
 # The budget curve: the reference shape at 1, 2 and 4 times its FLOPs.
@@ -340,6 +369,9 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
     _write_json(os.path.join(folder, "downstream.json"), report)
     shutil.copyfile(os.path.join(run_dir, "downstream.md"), os.path.join(folder, "downstream.md"))
     _write_json(os.path.join(folder, "pretraining.json"), record)
+    for name in PROBE_FILES:
+        if os.path.exists(os.path.join(run_dir, name)):
+            shutil.copyfile(os.path.join(run_dir, name), os.path.join(folder, name))
     from albert_tf.io.files import atomic_write_bytes
     atomic_write_bytes(os.path.join(results_dir, "grid.md"), grid_markdown(results_dir).encode())
     curve = write_budget_curve(results_dir) if shape.startswith("budget_") else []
@@ -381,6 +413,7 @@ def main(argv=None) -> int:
     for shape in args.shapes:
         run_dir = reused.get(shape, os.path.join(args.work, shape, "run"))
         record = pretrain(shape, run_dir)
+        probe(run_dir, args.tasks_dir)
         subprocess.run([os.path.join(BIN, "albert-experiment"), "downstream", run_dir,
                         "--tasks_dir", args.tasks_dir], check=True)
         finish(shape, run_dir, args.results, record, args.commit)

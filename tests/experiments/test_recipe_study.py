@@ -90,3 +90,15 @@ def test_the_budget_curve_needs_two_points_and_lists_them_in_order(study, tmp_pa
                     "| budget_x2 | 4800 | 0.40 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
                     "+5.0 [-1.0, +11.0] |"]
     assert open(written[1], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_probe_column_is_the_mean_feature_gap_averaged_over_the_tasks(study, tmp_path):
+    def scores(test):
+        return {"mean": {"test": test}, "pooled": {"test": 0.0}}
+
+    (tmp_path / "probe.json").write_text(json.dumps({"tasks": {
+        "a": {"pretrained": scores(0.70), "random": {"1": scores(0.60), "2": scores(0.62)}},
+        "b": {"pretrained": scores(0.50), "random": {"1": scores(0.55)}}}}))
+    # a: 0.70 - 0.61 = +9.0; b: 0.50 - 0.55 = -5.0; the mean of the two, +2.0 points.
+    assert study.probe_cell(str(tmp_path)) == "+2.0"
+    assert study.probe_cell(str(tmp_path / "absent")) == "–"
