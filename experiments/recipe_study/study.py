@@ -23,7 +23,8 @@ Every step resumes: a finished pretraining (its `eval_results.json` at the last 
 not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
 skips finished seeds. Each finished shape's figures go to `--results`/<shape>/
 (`downstream.json` with `pretrain_hours`, the time in training steps read from the run's
-TensorBoard logs, and the machine; `downstream.md`; `pretraining.json`), the grid's table
+TensorBoard logs, and the machine; `downstream.md`; `pretraining.json`; `probe.json` and
+`probe.md`, the frozen-feature probe run before the fine-tunes), the grid's table
 to `--results`/grid.md, and with `--commit` into git at once, so a session that ends loses
 at most the variant it was on. Paths are relative to the working folder (the repository's
 root); the commands run are the ones beside this Python (its virtual environment's `bin`).
