@@ -1,24 +1,17 @@
 """The recipe study's arithmetic (`experiments/recipe_study/study.py`): equal-FLOP step
 budgets, the pairing against the reference run, the budget curve, all by hand."""
 
-import importlib.util
 import json
 import os
-import sys
 
 import pytest
-from repository import REPOSITORY
+from repository import REPOSITORY, script_module
 
 
 @pytest.fixture(scope="module")
 def study():
-    path = os.path.join(REPOSITORY, "experiments", "recipe_study", "study.py")
-    spec = importlib.util.spec_from_file_location("recipe_study", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    with script_module("experiments", "recipe_study", "study.py", name="recipe_study") as module:
+        yield module
 
 
 def test_every_shape_gets_the_reference_flops_within_one_step_unit(study, monkeypatch):

@@ -2,25 +2,11 @@
 command for its candidate (tiny_cpu.yaml with the study's overrides) resolves to the same
 config, field for field."""
 
-import importlib.util
 import os
-import sys
 
-from repository import REPOSITORY
+from repository import REPOSITORY, script_module
 
 from albert_tf.config.pretraining import load_pretrain_config
-
-
-def _study():
-    path = os.path.join(REPOSITORY, "experiments", "recipe_study", "study.py")
-    spec = importlib.util.spec_from_file_location("recipe_study_for_small_cpu", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    try:
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        del sys.modules[spec.name]
 
 
 def _overrides(command):
@@ -29,8 +15,9 @@ def _overrides(command):
 
 def test_small_cpu_is_the_study_candidate_it_was_measured_as(monkeypatch):
     monkeypatch.chdir(REPOSITORY)  # both name their files relative to the repository
-    study = _study()
-    command = study.pretrain_command("lr_2e-3_dynamic_x4", "runs/small_cpu")
+    with script_module("experiments", "recipe_study", "study.py",
+                       name="recipe_study_for_small_cpu") as study:
+        command = study.pretrain_command("lr_2e-3_dynamic_x4", "runs/small_cpu")
     measured = load_pretrain_config(command[command.index("--config") + 1],
                                     _overrides(command))
     shipped = load_pretrain_config(os.path.join("configs", "pretrain", "small_cpu.yaml"))
