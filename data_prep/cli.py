@@ -126,6 +126,10 @@ def _add_corpus_command(commands) -> None:
                         help="also write a held-out set of whole documents here")
     corpus.add_argument("--heldout_every", type=int, default=20,
                         help="with --heldout_output: every n-th document is held out")
+    corpus.add_argument("--task_text", action="append", default=[], metavar="TASK_DIR",
+                        help="also take the training texts of this task folder (albert-data "
+                             "task; labels, dev and test never read): task-adaptive "
+                             "pretraining; repeatable")
 
 
 def _add_inspect_command(commands) -> None:
@@ -232,7 +236,7 @@ def _corpus(args) -> None:
     from data_prep.local_corpus import make_corpus
     limit = int(args.max_mb * 1e6) if args.max_mb else None
     written = make_corpus(args.source, args.output, limit, args.heldout_output,
-                          args.heldout_every if args.heldout_output else 0)
+                          args.heldout_every if args.heldout_output else 0, args.task_text)
     print(f"wrote {written['documents']:,} documents, {written['bytes'] / 1e6:.1f} MB, from "
           f"{written['source']} to {written['path']}")
     if args.heldout_output:

@@ -23,12 +23,13 @@ import json
 import os
 import platform
 import sysconfig
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
 from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences
+from data_prep.task_text import task_text_documents, task_text_origin
 
 SOURCES = ("python-docs", "stdlib-docstrings", *(name for name in NAMES if name != "python-docs"))
 COUNTS = ("documents", "sentences", "words", "bytes")
@@ -96,27 +97,35 @@ def write_corpus(documents: Iterable[list[str]], path: str, max_bytes: int | Non
 
 
 def make_corpus(source: str, path: str, max_bytes: int | None = None,
-                heldout_path: str | None = None, heldout_every: int = 0) -> dict:
+                heldout_path: str | None = None, heldout_every: int = 0,
+                task_dirs: Sequence[str] = ()) -> dict:
     """Writes the corpus of `source` to `path` (see `write_corpus`) and its provenance record
     to `<path>.sources.json`; returns what `write_corpus` does plus the counts per source.
 
     A combined source (`debian-prose`) takes one document from each of its sources in turn, so
-    any prefix of the corpus (`max_bytes`) mixes them all. The counts include the held-out
-    documents.
+    any prefix of the corpus (`max_bytes`) mixes them all; so do `task_dirs`, the task folders
+    whose training texts join the corpus (`data_prep.task_text`; source name
+    `task-text:<task>`). The counts include the held-out documents.
     """
     streams, missing = _open_source(source)
+    for task_dir in task_dirs:
+        origin = task_text_origin(task_dir)
+        streams.append((f"task-text:{os.path.basename(os.path.normpath(task_dir))}", origin,
+                        task_text_documents(task_dir)))
     counts = {name: origin | dict.fromkeys(COUNTS, 0) for name, origin, _ in streams}
     documents = interleave([_counted(documents, counts[name]) for name, _, documents in streams])
     written = write_corpus(documents, path, max_bytes, heldout_path, heldout_every)
     totals = {key: sum(count[key] for count in counts.values()) for key in COUNTS}
     provenance_path = path + ".sources.json"
-    record = {"source": source, "corpus": path, "heldout": heldout_path,
+    record = {"source": source, "task_text": list(task_dirs), "corpus": path,
+              "heldout": heldout_path,
               "heldout_every": heldout_every if heldout_path else None, "max_bytes": max_bytes,
               "counts_include_heldout": bool(heldout_path), "total": totals, "sources": counts,
               "not_installed": missing}
     atomic_write_bytes(provenance_path,
                        (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
-    return written | {"source": _summary(source, counts, totals, missing, provenance_path),
+    label = " + ".join([source, *(name for name, _, _ in streams if name.startswith("task-text:"))])
+    return written | {"source": _summary(label, counts, totals, missing, provenance_path),
                       "sources": counts, "sentences": totals["sentences"],
                       "words": totals["words"], "not_installed": missing,
                       "provenance_path": provenance_path}

