@@ -119,7 +119,8 @@ def _add_corpus_command(commands) -> None:
                         help="python-docs: Debian's python3.11-doc sources; stdlib-docstrings: "
                              "the docstrings of this Python's standard library; debian-prose: "
                              "every installed Debian source of docs/data.md, or one of them: "
-                             f"{', '.join(name for name in SOURCES[2:] if name != 'debian-prose')}")
+                             f"{', '.join(n for n in SOURCES[2:-1] if n != 'debian-prose')}; "
+                             "none: only the --task_text folders")
     corpus.add_argument("--output", required=True)
     corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
     corpus.add_argument("--heldout_output", default=None,

@@ -31,7 +31,10 @@ from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences
 from data_prep.task_text import task_text_documents, task_text_origin
 
-SOURCES = ("python-docs", "stdlib-docstrings", *(name for name in NAMES if name != "python-docs"))
+# `none`: no source of its own, only the task texts (`--task_text`).
+NO_SOURCE = "none"
+SOURCES = ("python-docs", "stdlib-docstrings",
+           *(name for name in NAMES if name != "python-docs"), NO_SOURCE)
 COUNTS = ("documents", "sentences", "words", "bytes")
 
 
@@ -107,7 +110,10 @@ def make_corpus(source: str, path: str, max_bytes: int | None = None,
     whose training texts join the corpus (`data_prep.task_text`; source name
     `task-text:<task>`). The counts include the held-out documents.
     """
-    streams, missing = _open_source(source)
+    if source == NO_SOURCE and not task_dirs:
+        raise DataPrepError(f"corpus source {NO_SOURCE!r} needs one or more task folders "
+                            f"(--task_text)")
+    streams, missing = ([], {}) if source == NO_SOURCE else _open_source(source)
     for task_dir in task_dirs:
         origin = task_text_origin(task_dir)
         streams.append((f"task-text:{os.path.basename(os.path.normpath(task_dir))}", origin,

@@ -7,7 +7,9 @@ and never the dev or test files, so every score measured on dev and test stays a
 the model has not seen. A folder made by `albert-data task` splits by group (a film, a product,
 an article), so no dev or test example shares its group with a training one.
 
-Each example is one document: its text (both texts of a pair task), split into sentences.
+Each distinct text is one document, split into sentences: a pair task's two texts are two
+documents, and a text that several examples share (a document of lee-pairs is in many pairs)
+is taken once.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def task_text_origin(task_dir: str) -> dict:
 
 
 def task_text_documents(task_dir: str) -> Iterator[list[str]]:
-    """One document per training example of the task folder, in file order: the sentences
-    of its text (then of its second text, for a pair task); examples without text skipped."""
+    """One document per distinct text of the task folder's training split, in file order
+    (an example's first text, then its second): the text's sentences; empty texts skipped."""
     description = _description(task_dir)
     spec = (folder_classification_task(task_dir)
             if description["albert_finetune"]["task"] == "classify"
@@ -52,11 +54,13 @@ def task_text_documents(task_dir: str) -> Iterator[list[str]]:
         examples = read_glue(spec, task_dir, TRAIN_SPLIT)
     except TaskDataError as error:
         raise DataPrepError(str(error)) from None
-    for example in examples:
-        sentences = [sentence for text in (example.text_a, example.text_b) if text
-                     for sentence in split_sentences(text)]
-        if sentences:
-            yield sentences
+    seen = set()
+    for text in (text for example in examples for text in (example.text_a, example.text_b)):
+        if text and text not in seen:
+            seen.add(text)
+            sentences = split_sentences(text)
+            if sentences:
+                yield sentences
 
 
 def _description(task_dir: str) -> dict:

@@ -21,6 +21,7 @@ from albert_tf.task_data.glue import GLUE_TASKS, read_glue
 from albert_tf.task_data.glue_table import folder_classification_task
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
+from data_prep.local_corpus import make_corpus
 from data_prep.rdata import (
     R_XZ_FILTERS,
     RObject,
@@ -531,13 +532,13 @@ def test_cli_prints_a_line_per_split(fixtures, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("name", ["bbc-news", "lee-pairs"])
-def test_task_text_is_the_training_split_only_one_document_per_example(fixtures, tmp_path,
-                                                                      name):
+def test_task_text_is_the_training_split_one_document_per_distinct_text(fixtures, tmp_path,
+                                                                         name):
     folder = str(tmp_path / "task")
     written = read_back(write_task(name, folder, seed=3, data_path=fixtures[name]), folder)
     documents = list(task_text_documents(folder))
-    assert [" ".join(document) for document in documents] == [
-        " ".join(texts) for texts, _ in written["train"]]
+    distinct = list(dict.fromkeys(text for texts, _ in written["train"] for text in texts))
+    assert [" ".join(document) for document in documents] == distinct
     held_out = {text for split in ("dev", "test") for texts, _ in written[split]
                 for text in texts} - {text for texts, _ in written["train"] for text in texts}
     corpus_text = "\n".join(sentence for document in documents for sentence in document)
@@ -563,3 +564,17 @@ def test_corpus_interleaves_the_task_text_and_records_it(fixtures, tmp_path):
 def test_task_text_of_a_folder_without_description_is_refused(tmp_path):
     with pytest.raises(DataPrepError, match="source.json: not a task folder's description"):
         list(task_text_documents(str(tmp_path)))
+
+
+def test_source_none_takes_only_the_task_text_and_needs_some(fixtures, tmp_path):
+    folder = str(tmp_path / "rt")
+    written = read_back(write_task("rotten-tomatoes", folder, seed=3,
+                                   data_path=fixtures["rotten-tomatoes"]), folder)
+    corpus = tmp_path / "corpus.txt"
+    assert main(["corpus", "--source", "none", "--task_text", folder,
+                 "--output", str(corpus)]) == 0
+    documents = corpus.read_text().strip("\n").split("\n\n")
+    assert [document.replace("\n", " ") for document in documents] == list(
+        dict.fromkeys(texts[0] for texts, _ in written["train"]))
+    with pytest.raises(DataPrepError, match="needs one or more task folders"):
+        make_corpus("none", str(tmp_path / "empty.txt"))
