@@ -130,7 +130,8 @@ def make_corpus(source: str, path: str, max_bytes: int | None = None,
               "not_installed": missing}
     atomic_write_bytes(provenance_path,
                        (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
-    label = " + ".join([source, *(name for name, _, _ in streams if name.startswith("task-text:"))])
+    label = " + ".join([*([] if source == NO_SOURCE else [source]),
+                        *(name for name, _, _ in streams if name.startswith("task-text:"))])
     return written | {"source": _summary(label, counts, totals, missing, provenance_path),
                       "sources": counts, "sentences": totals["sentences"],
                       "words": totals["words"], "not_installed": missing,
