@@ -114,16 +114,23 @@ class FinetuneTrainConfig(TrainingLoopConfig):
     Attributes:
         eval_batch_size: examples per evaluation/prediction batch.
         eval_every_steps: steps between dev evaluations; the best one is kept.
+        early_stopping_evals: stop once this many dev evaluations in a row have not beaten
+            the best one (0: run all `train_steps`). Counted from `best.json`, so a resumed
+            run stops where an uninterrupted one would; the learning-rate schedule still
+            spans `train_steps`.
     """
 
     model_dir: str = "runs/finetune"
     eval_batch_size: int = 64
     eval_every_steps: int = 100
     log_every_steps: int = 50
+    early_stopping_evals: int = 0
 
     def __post_init__(self):
         super().__post_init__()
         require_positive("train", self, ("eval_batch_size", "eval_every_steps"))
+        require(self.early_stopping_evals >= 0, "train.early_stopping_evals",
+                "0 (off) or a positive number of evaluations", self.early_stopping_evals)
         self.require_multiple_of_execution("eval_every_steps")
 
 

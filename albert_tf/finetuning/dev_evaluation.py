@@ -1,5 +1,6 @@
 """Keras callbacks of a fine-tuning run: dev evaluation with the task's own metrics, keeping
-the best checkpoint, and stopping at the configured step."""
+the best checkpoint, stopping early when dev stops improving, and stopping at the configured
+step."""
 
 from __future__ import annotations
 
@@ -41,14 +42,17 @@ class DevEvaluation(tf_keras.callbacks.Callback):
         model_dir: the run folder.
         metric: the task's selection metric (higher is better).
         log_dir: TensorBoard folder.
+        patience_steps: stop training once the best evaluation is this many steps behind
+            the current one (0: never); read from `best.json`, so it survives a resume.
     """
 
     def __init__(self, evaluate: Callable[[], dict[str, dict[str, float]]], model_dir: str,
-                 metric: str, log_dir: str):
+                 metric: str, log_dir: str, patience_steps: int = 0):
         super().__init__()
         self.evaluate = evaluate
         self.model_dir = model_dir
         self.metric = metric
+        self.patience_steps = patience_steps
         self._writer = tf.summary.create_file_writer(os.path.join(log_dir, "dev"))
 
     def on_epoch_end(self, epoch, logs=None):
@@ -67,6 +71,10 @@ class DevEvaluation(tf_keras.callbacks.Callback):
         print(f"\nstep {step}: dev {shown}" + ("  (best so far)" if improved else ""))
         if improved:
             self._save_best(step, first, best)
+        elif self.patience_steps and step - best["step"] >= self.patience_steps:
+            print(f"stopping early at step {step}: dev {self.metric} has not beaten step "
+                  f"{best['step']}'s {best['value']:.4f} for {step - best['step']} steps")
+            self.model.stop_training = True
 
     def _save_best(self, step: int, scores: dict[str, float], previous: dict | None):
         checkpoint = os.path.join(self.model_dir, "best", f"ckpt-{step}")

@@ -259,7 +259,8 @@ def _fit(config, strategy, task, model, train, dev) -> None:
     # an evaluation (a crash between the two repeats it).
     callbacks = [
         DevEvaluation(lambda: _dev_scores(model, task, dev, config),
-                      model_dir, task.primary_metric, log_dir),
+                      model_dir, task.primary_metric, log_dir,
+                      patience_steps=config.train.early_stopping_evals * every),
         StepBackup(backup_dir),
         StopAtStep(config.train.train_steps),
         tf_keras.callbacks.TensorBoard(log_dir, update_freq=config.train.log_every_steps),

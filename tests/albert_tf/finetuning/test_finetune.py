@@ -238,6 +238,22 @@ def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
     assert np.mean(predicted == np.array([label for _, label in rows])) >= 0.9
 
 
+def test_a_run_stops_early_once_dev_stops_improving(pretrained, task_files, tmp_path, capsys):
+    """At a rate of 1e-12 the weights do not move, so dev never beats its first evaluation:
+    with two evaluations of patience the run stops at the third of eight, and its result is
+    the first evaluation's checkpoint."""
+    model_dir = tmp_path / "sst2"
+    recipe = ("train.train_steps=40", "train.eval_every_steps=5", "train.global_batch_size=16",
+              "optimizer.warmup_steps=2", "optimizer.learning_rate=1e-12",
+              "train.early_stopping_evals=2")
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *recipe) == 0
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [5, 10, 15]
+    assert json.loads((model_dir / "eval_results.json").read_text())["best_step"] == 5
+    assert "stopping early at step 15: dev accuracy has not beaten step 5's" in (
+        capsys.readouterr().out)
+
+
 @pytest.mark.slow
 def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
     model_dir = tmp_path / "squad"
