@@ -18,17 +18,14 @@ import json
 import os
 from typing import Iterator
 
-from albert_tf.task_data.examples import TaskDataError
-from albert_tf.task_data.glue import read_glue
-from albert_tf.task_data.glue_table import (
-    FOLDER_DESCRIPTION,
-    folder_classification_task,
-    get_glue_task,
-)
 from albert_tf.text.options import DataPrepError
 from data_prep.sentences import split_sentences
 
 TRAIN_SPLIT = "train"
+DESCRIPTION = "source.json"
+# The text columns of the layouts `albert-data task` writes (`glue_files`): SST-2's
+# `sentence`, STS-B's `sentence1` and `sentence2`.
+TEXT_COLUMNS = ("sentence", "sentence1", "sentence2")
 
 
 def task_text_origin(task_dir: str) -> dict:
@@ -46,16 +43,9 @@ def task_text_origin(task_dir: str) -> dict:
 def task_text_documents(task_dir: str) -> Iterator[list[str]]:
     """One document per distinct text of the task folder's training split, in file order
     (an example's first text, then its second): the text's sentences; empty texts skipped."""
-    description = _description(task_dir)
-    spec = (folder_classification_task(task_dir)
-            if description["albert_finetune"]["task"] == "classify"
-            else get_glue_task(description["layout"]))
-    try:
-        examples = read_glue(spec, task_dir, TRAIN_SPLIT)
-    except TaskDataError as error:
-        raise DataPrepError(str(error)) from None
+    path = os.path.join(task_dir, _description(task_dir)["files"][TRAIN_SPLIT])
     seen = set()
-    for text in (text for example in examples for text in (example.text_a, example.text_b)):
+    for text in _texts(path):
         if text and text not in seen:
             seen.add(text)
             sentences = split_sentences(text)
@@ -63,12 +53,31 @@ def task_text_documents(task_dir: str) -> Iterator[list[str]]:
                 yield sentences
 
 
+def _texts(path: str) -> Iterator[str]:
+    """The text fields of a task TSV, row by row (its fields hold no tab or line break)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            header = file.readline().rstrip("\n").split("\t")
+            columns = [header.index(name) for name in TEXT_COLUMNS if name in header]
+            if not columns:
+                raise DataPrepError(f"{path}:1: no text column (expected one of "
+                                    f"{', '.join(TEXT_COLUMNS)}), got {', '.join(header)}")
+            for line_number, line in enumerate(file, start=2):
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) != len(header):
+                    raise DataPrepError(f"{path}:{line_number}: {len(fields)} fields, expected "
+                                        f"{len(header)} ({', '.join(header)})")
+                yield from (fields[column] for column in columns)
+    except OSError as error:
+        raise DataPrepError(f"{path}: cannot read the training split ({error})") from None
+
+
 def _description(task_dir: str) -> dict:
-    path = os.path.join(task_dir, FOLDER_DESCRIPTION)
+    path = os.path.join(task_dir, DESCRIPTION)
     try:
         with open(path, encoding="utf-8") as file:
             description = json.load(file)
-        for keys in (("task",), ("layout",), ("albert_finetune", "task"), ("files", TRAIN_SPLIT)):
+        for keys in (("task",), ("files", TRAIN_SPLIT)):
             value = description
             for key in keys:
                 value = value[key]

@@ -578,3 +578,13 @@ def test_source_none_takes_only_the_task_text_and_needs_some(fixtures, tmp_path)
         dict.fromkeys(texts[0] for texts, _ in written["train"]))
     with pytest.raises(DataPrepError, match="needs one or more task folders"):
         make_corpus("none", str(tmp_path / "empty.txt"))
+
+
+def test_task_text_names_the_line_of_a_malformed_row(fixtures, tmp_path):
+    folder = tmp_path / "rt"
+    write_task("rotten-tomatoes", str(folder), seed=3, data_path=fixtures["rotten-tomatoes"])
+    with open(folder / "train.tsv", "a", encoding="utf-8") as file:
+        file.write("a snippet without its label\n")
+    lines = len((folder / "train.tsv").read_text().splitlines())
+    with pytest.raises(DataPrepError, match=rf"train.tsv:{lines}: 1 fields, expected 2"):
+        list(task_text_documents(str(folder)))
