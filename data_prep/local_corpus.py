@@ -29,7 +29,7 @@ from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
 from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences
-from data_prep.task_text import task_text_documents, task_text_origin
+from data_prep.task_text import task_text_source
 
 # `none`: no source of its own, only the task texts (`--task_text`).
 NO_SOURCE = "none"
@@ -114,10 +114,8 @@ def make_corpus(source: str, path: str, max_bytes: int | None = None,
         raise DataPrepError(f"corpus source {NO_SOURCE!r} needs one or more task folders "
                             f"(--task_text)")
     streams, missing = ([], {}) if source == NO_SOURCE else _open_source(source)
-    for task_dir in task_dirs:
-        origin = task_text_origin(task_dir)
-        streams.append((f"task-text:{os.path.basename(os.path.normpath(task_dir))}", origin,
-                        task_text_documents(task_dir)))
+    task_streams = [task_text_source(task_dir) for task_dir in task_dirs]
+    streams += task_streams
     counts = {name: origin | dict.fromkeys(COUNTS, 0) for name, origin, _ in streams}
     documents = interleave([_counted(documents, counts[name]) for name, _, documents in streams])
     written = write_corpus(documents, path, max_bytes, heldout_path, heldout_every)
@@ -131,7 +129,7 @@ def make_corpus(source: str, path: str, max_bytes: int | None = None,
     atomic_write_bytes(provenance_path,
                        (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
     label = " + ".join([*([] if source == NO_SOURCE else [source]),
-                        *(name for name, _, _ in streams if name.startswith("task-text:"))])
+                        *(name for name, _, _ in task_streams)])
     return written | {"source": _summary(label, counts, totals, missing, provenance_path),
                       "sources": counts, "sentences": totals["sentences"],
                       "words": totals["words"], "not_installed": missing,

@@ -23,27 +23,34 @@ from data_prep.sentences import split_sentences
 
 TRAIN_SPLIT = "train"
 DESCRIPTION = "source.json"
+SOURCE_PREFIX = "task-text:"  # a corpus source's name: task-text:<folder>
 # The text columns of the layouts `albert-data task` writes (`glue_files`): SST-2's
 # `sentence`, STS-B's `sentence1` and `sentence2`.
 TEXT_COLUMNS = ("sentence", "sentence1", "sentence2")
 
 
-def task_text_origin(task_dir: str) -> dict:
-    """The provenance record of a task folder's training texts (as a corpus source's)."""
-    description = _description(task_dir)
+def task_text_source(task_dir: str) -> tuple[str, dict, Iterator[list[str]]]:
+    """The task folder's training texts as a corpus source, as `make_corpus` streams them:
+    (`task-text:<folder>`, its provenance record, its documents)."""
+    description, path = _description(task_dir)
     package = description.get("package") or {}
-    return {"package": None,
-            "version": f"{package.get('name', '?')} {package.get('version', '?')}",
-            "licence": description.get("licence", "see the task folder's source.json"),
-            "paths": [os.path.join(task_dir, description["files"][TRAIN_SPLIT])],
-            "description": f"the {TRAIN_SPLIT} split's texts of task {description['task']!r} "
-                           f"(labels, dev and test not read)"}
+    origin = {"package": None,
+              "version": f"{package.get('name', '?')} {package.get('version', '?')}",
+              "licence": description.get("licence", "see the task folder's source.json"),
+              "paths": [path],
+              "description": f"the {TRAIN_SPLIT} split's texts of task "
+                             f"{description['task']!r} (labels, dev and test not read)"}
+    return (f"{SOURCE_PREFIX}{os.path.basename(os.path.normpath(task_dir))}", origin,
+            _documents(path))
 
 
 def task_text_documents(task_dir: str) -> Iterator[list[str]]:
     """One document per distinct text of the task folder's training split, in file order
     (an example's first text, then its second): the text's sentences; empty texts skipped."""
-    path = os.path.join(task_dir, _description(task_dir)["files"][TRAIN_SPLIT])
+    return _documents(_description(task_dir)[1])
+
+
+def _documents(path: str) -> Iterator[list[str]]:
     seen = set()
     for text in _texts(path):
         if text and text not in seen:
@@ -72,16 +79,14 @@ def _texts(path: str) -> Iterator[str]:
         raise DataPrepError(f"{path}: cannot read the training split ({error})") from None
 
 
-def _description(task_dir: str) -> dict:
+def _description(task_dir: str) -> tuple[dict, str]:
+    """The folder's `source.json` and the path of its training split."""
     path = os.path.join(task_dir, DESCRIPTION)
     try:
         with open(path, encoding="utf-8") as file:
             description = json.load(file)
-        for keys in (("task",), ("files", TRAIN_SPLIT)):
-            value = description
-            for key in keys:
-                value = value[key]
+        description["task"]  # named in the provenance: missing is the error below, now
+        return description, os.path.join(task_dir, description["files"][TRAIN_SPLIT])
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise DataPrepError(f"{path}: not a task folder's description (`albert-data task` "
                             f"writes one; {type(error).__name__}: {error})") from None
-    return description
