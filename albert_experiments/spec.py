@@ -73,6 +73,9 @@ PERCENT_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", DOWNSTREAM_AV
 # Our metric -> the key of the paper's column that reports the same thing (Table 6).
 PAPER_KEYS = {"mlm_accuracy": "mlm", "nsp_accuracy": "nsp", "sop_accuracy": "sop"}
 PAPER_SCALE = "paper"
+# A scale's setting naming another scale whose per-scale variant values it takes wherever a
+# variant gives none for it (a larger run of the same shapes says so once, in its scale file).
+FALLBACK_KEY = "variant_values_from"
 
 
 class ExperimentError(ConfigError):
@@ -284,7 +287,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
     where = f"{source} (scale {scale})"
     settings = apply_overrides(scale_settings(scales, scale, source), overrides)
     _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "downstream",
-                           "pretrain"), f"{where}: scales.{scale}")
+                           "pretrain", FALLBACK_KEY), f"{where}: scales.{scale}")
     corpus = _corpus(_mapping(settings.get("corpus", {}), f"{where}: corpus"), where)
     paper = _mapping(document.get("paper", {}), f"{source}: paper")
     report = _mapping(document.get("report", {}), f"{source}: report")
@@ -449,18 +452,23 @@ def _downstream(value, where: str) -> tuple[DownstreamSpec, ...]:
     return tuple(tasks)
 
 
-def resolve_scale(value, scale: str, scales: Sequence[str], where: str):
-    """`value` with every `{scale_name: value, ...}` mapping replaced by this scale's value."""
+def resolve_scale(value, scale: str, scales: Sequence[str], where: str,
+                  fallback: str = ""):
+    """`value` with every `{scale_name: value, ...}` mapping replaced by this scale's value,
+    or by the `fallback` scale's where the mapping has no value for this one (a scale that
+    keeps another's sizes says so once, in its `variant_values_from`)."""
     if isinstance(value, Mapping):
         if value and set(value) <= set(scales):
-            if scale not in value:
-                raise ExperimentError(f"{where}: no value for scale {scale!r} (given for "
-                                      f"{', '.join(value)})")
-            return resolve_scale(value[scale], scale, scales, where)
-        return {key: resolve_scale(item, scale, scales, f"{where}.{key}")
+            chosen = scale if scale in value else fallback
+            if chosen not in value:
+                given = f"; nor for its fallback {fallback!r}" if fallback else ""
+                raise ExperimentError(f"{where}: no value for scale {scale!r}{given} (given "
+                                      f"for {', '.join(value)})")
+            return resolve_scale(value[chosen], scale, scales, where, fallback)
+        return {key: resolve_scale(item, scale, scales, f"{where}.{key}", fallback)
                 for key, item in value.items()}
     if isinstance(value, list):
-        return [resolve_scale(item, scale, scales, f"{where}[{index}]")
+        return [resolve_scale(item, scale, scales, f"{where}[{index}]", fallback)
                 for index, item in enumerate(value)]
     return value
 
@@ -487,6 +495,15 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
     if not tokenizer.get("spm_model"):  # a model trained here has exactly this many pieces
         base = deep_merge(base, {"model": {"vocab_size": tokenizer.get(
             "vocab_size", TokenizerSpec.vocab_size)}})
+    fallback = settings.get(FALLBACK_KEY, "")
+    if fallback and (fallback not in scales or fallback == scale):
+        raise ExperimentError(f"{source} (scale {scale}): {FALLBACK_KEY} must name another "
+                              f"scale of the file ({', '.join(s for s in scales if s != scale)})"
+                              f", got {fallback!r}")
+
+    def resolved(item_value, where_in):
+        return resolve_scale(item_value, scale, scales, where_in, fallback)
+
     variants = []
     for index, item in enumerate(value):
         where = f"{source}: variants[{index}]"
@@ -497,17 +514,17 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ExperimentError(f"{where}: 'name' must be a folder-safe name (letters, "
                                   f"digits, - and _), got {name!r}")
-        changes = resolve_scale(_mapping(item.get("pretrain", {}), f"{where}.pretrain"), scale,
-                                scales, f"{where}.pretrain")
-        corpus_change = resolve_scale(_mapping(item.get("corpus", {}), f"{where}.corpus"),
-                                      scale, scales, f"{where}.corpus")
+        changes = resolved(_mapping(item.get("pretrain", {}), f"{where}.pretrain"),
+                           f"{where}.pretrain")
+        corpus_change = resolved(_mapping(item.get("corpus", {}), f"{where}.corpus"),
+                                 f"{where}.corpus")
         _check_keys(corpus_change, ("sources",), f"{where}.corpus")
         sources = (_sources(corpus_change["sources"], f"{where}.corpus.sources")
                    if "sources" in corpus_change else corpus.sources)
-        shard_changes = resolve_scale(_mapping(item.get("shards", {}), f"{where}.shards"),
-                                      scale, scales, f"{where}.shards")
+        shard_changes = resolved(_mapping(item.get("shards", {}), f"{where}.shards"),
+                                 f"{where}.shards")
         _check_shard_changes(shard_changes, f"{where}.shards")
-        label, group = (resolve_scale(item.get(key, default), scale, scales, f"{where}.{key}")
+        label, group = (resolved(item.get(key, default), f"{where}.{key}")
                         for key, default in (("label", name), ("group", "")))
         variants.append(VariantSpec(
             name=name, label=str(label), pretrain=deep_merge(base, changes),

@@ -33,7 +33,7 @@ def test_every_paper_table_from_4_to_12_has_an_experiment_file():
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=os.path.basename)
-@pytest.mark.parametrize("scale", ["paper", "mini"])
+@pytest.mark.parametrize("scale", ["paper", "mini", "small"])
 def test_every_variant_of_every_file_makes_a_valid_pretraining_config(path, scale):
     spec = load_experiment(path, scale)
     assert spec.scale == scale and len(spec.variants) >= 2
@@ -96,6 +96,25 @@ def test_per_scale_values_resolve_and_missing_ones_are_named():
                                               r"'micro'"):
         resolve_scale({"model": {"embedding_size": {"paper": 768}}}, "micro",
                       ("paper", "micro"), "x")
+
+
+def test_a_scale_takes_its_fallbacks_values_where_a_variant_gives_none_of_its_own(tmp_path):
+    document = micro_table_document(tmp_path)
+    scales = document["scales"]
+    scales["larger"] = {**scales["micro"], "variant_values_from": "micro"}
+    document["variants"][0]["pretrain"]["model"] = {"hidden_size": {"paper": 768, "micro": 48}}
+    document["variants"][1]["pretrain"]["model"] = {
+        "hidden_size": {"paper": 768, "micro": 48, "larger": 64}}
+    document["variants"][0]["label"] = {"paper": "NSP", "micro": "NSP (micro)"}
+    spec = experiment_from_mapping(document, "larger", "t.yaml")
+    assert [v.pretrain["model"]["hidden_size"] for v in spec.variants] == [48, 64]
+    assert spec.variants[0].label == "NSP (micro)"
+    scales["larger"]["variant_values_from"] = "larger"
+    with pytest.raises(ExperimentError, match="variant_values_from must name another scale"):
+        experiment_from_mapping(document, "larger", "t.yaml")
+    del scales["larger"]["variant_values_from"]
+    with pytest.raises(ExperimentError, match=r"hidden_size: no value for scale 'larger'"):
+        experiment_from_mapping(document, "larger", "t.yaml")
 
 
 def test_bad_experiment_files_get_errors_that_name_the_field(tmp_path):

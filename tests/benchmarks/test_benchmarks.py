@@ -26,7 +26,8 @@ def bench():
     sys.path.insert(0, str(BENCHMARKS))
     try:
         modules = {name: importlib.import_module(name)
-                   for name in ("common", "summary", "trace_analysis", "run_all", "train_step")}
+                   for name in ("common", "summary", "trace_analysis", "run_all", "train_step",
+                                "table_cost")}
     finally:
         sys.path.remove(str(BENCHMARKS))
     return modules
@@ -302,3 +303,40 @@ def test_both_trainers_take_a_mixed_precision_step(bench, implementation, seeds_
                         steps_per_epoch=1, verbose=0).history
     assert all(np.isfinite(values[-1]) for values in history.values())
     assert tf_keras.mixed_precision.global_policy().name == "float32"  # put back
+
+
+class FixedClock:
+    """Step times without timing: 0.1 s per pretraining step, 0.05 s per fine-tuning step."""
+
+    def pretraining_step(self, config, objective):
+        return 0.1
+
+    def fine_tuning_step(self, model_config, batch_size, seq_length):
+        assert (batch_size, seq_length) == (32, 64)
+        return 0.05
+
+
+def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_once(
+        bench, tmp_path):
+    import yaml
+    from experiment_tables import micro_table_document
+
+    document = micro_table_document(tmp_path, steps=20, downstream=[
+        {"source": "bbc-news", "recipe": "small_model_v2", "seeds": [1, 2]},
+        {"source": "lee-pairs", "recipe": "small_model_v2", "seeds": [1, 2, 3],
+         "overrides": ["train.train_steps=300"]}])
+    document["scales"]["micro"]["evaluation"]["random_start"] = True
+    path = tmp_path / "micro.yaml"
+    path.write_text(yaml.safe_dump(document))
+    seen: set = set()
+    cost = bench["table_cost"].table_cost(str(path), "micro", FixedClock(), seen, False)
+    assert [plan["train_steps"] for plan in cost["downstream"]] == [600, 300]
+    fine_tunes = (2 * 600 + 3 * 300) * 0.05 / 3600  # one start's fine-tunes, in hours
+    row = cost["variants"][0]
+    assert row["pretraining_hours"] == pytest.approx(20 * 0.1 / 3600)
+    assert row["fine_tunes"] == 5 and row["fine_tuning_hours"] == pytest.approx(fine_tunes)
+    assert cost["hours"] == pytest.approx(2 * (20 * 0.1 / 3600 + fine_tunes) + fine_tunes)
+    again = bench["table_cost"].table_cost(str(path), "micro", FixedClock(), seen, False)
+    assert again["random_start"]["shared_with_an_earlier_table"]
+    assert again["hours"] == pytest.approx(2 * (20 * 0.1 / 3600 + fine_tunes))
+    assert "| random start |" in bench["table_cost"].markdown(again)
