@@ -206,8 +206,9 @@ def _run(args, argv: list[str]) -> int:
     from albert_experiments.runner import run_experiment
     command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
     report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
-    if report["not_run"]:
-        print(f"albert-experiment: not run yet: {', '.join(report['not_run'])}")
+    waiting = [name for name in report["not_run"] if name not in report["cut"]]
+    if waiting:
+        print(f"albert-experiment: not run yet: {', '.join(waiting)}")
     return 0
 
 

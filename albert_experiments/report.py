@@ -138,7 +138,10 @@ def markdown_table(spec: ExperimentSpec, results: list[dict[str, Any]],
                   for key, _ in spec.paper_columns]
         if spec.paper_models:
             cells.append(millions(paper_parameters.get(variant.name)))
-        rows.append(cells + _our_cells(spec, by_name.get(variant.name), average_column))
+        ours = _our_cells(spec, by_name.get(variant.name), average_column)
+        if variant.name in spec.cut and variant.name not in by_name:
+            ours = ["cut"] * len(ours)
+        rows.append(cells + ours)
     if reference is not None:
         rows.append([reference["label"], *["–"] * (len(spec.paper_columns)
                                                    + bool(spec.paper_models)),
@@ -303,6 +306,12 @@ def _header(parts: ReportParts) -> list[str]:
 def _table(parts: ReportParts) -> list[str]:
     lines = [markdown_table(parts.spec, parts.results, parts.paper_parameters,
                             parts.reference), ""]
+    cut = {name: reason for name, reason in parts.spec.cut.items()
+           if name not in {result["name"] for result in parts.results}}
+    if cut:
+        lines += [f"Not run at the {parts.spec.scale} scale (`cut_variants` in its file): " +
+                  "; ".join(f"{parts.spec.variant(name).row_label}: {reason}"
+                            for name, reason in cut.items()) + ".", ""]
     if parts.reference is not None:
         lines += ["The last row fine-tunes a random start of the first variant's sizes with "
                   "the same recipe and seeds: the downstream columns without pretraining.",
@@ -421,6 +430,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
                      for result in results],
         "not_run": [v.name for v in spec.variants
                     if v.name not in {result["name"] for result in results}],
+        "cut": spec.cut,
         "plots": {name: os.path.basename(path) for name, path in plots.items()},
         "verdicts": [verdict_record(verdict) for verdict in verdicts],
         "unigram_plateau": {name: found for name, found in plateaus.items() if found},

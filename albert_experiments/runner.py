@@ -378,11 +378,18 @@ def heldout_counts(pattern: str) -> dict[str, int]:
             "masked_tokens": examples.get("masked_tokens", 0)}
 
 
+def variants_to_run(spec: ExperimentSpec, only: Sequence[str] = ()) -> list[VariantSpec]:
+    """The variants named in `only`, else every one the scale does not cut."""
+    if only:
+        return [spec.variant(name) for name in only]
+    return [variant for variant in spec.variants if variant.name not in spec.cut]
+
+
 def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] = (),
                    command: str = "", progress: bool = True) -> dict[str, Any]:
-    """Runs the variants of `spec` (all, or those named in `only`) and writes the report of
-    every finished variant; returns the report's content."""
-    chosen = [spec.variant(name) for name in only] if only else list(spec.variants)
+    """Runs the variants of `spec` (`variants_to_run`) and writes the report of every
+    finished variant; returns the report's content."""
+    chosen = variants_to_run(spec, only)
     data = ExperimentData(spec, folders.data_dir, progress)
     heldout = {objective: data.heldout_shards(objective) for objective in HELDOUT_OBJECTIVES}
     for variant in chosen:

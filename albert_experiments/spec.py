@@ -76,6 +76,10 @@ PAPER_SCALE = "paper"
 # A scale's setting naming another scale whose per-scale variant values it takes wherever a
 # variant gives none for it (a larger run of the same shapes says so once, in its scale file).
 FALLBACK_KEY = "variant_values_from"
+# A scale's setting naming the variants it does not run, each with the reason (the budget a
+# scale is sized to, say); `albert-experiment run` skips them unless named with --variants,
+# and the report shows them as cut, with the reason.
+CUT_KEY = "cut_variants"
 
 
 class ExperimentError(ConfigError):
@@ -250,6 +254,8 @@ class ExperimentSpec:
     # The paper's claims about the table, judged in the report
     # (albert_experiments.statistics.verdicts).
     claims: tuple[Claim, ...] = ()
+    # Variants this scale does not run -> why (`cut_variants`).
+    cut: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def shown_metrics(self) -> tuple[str, ...]:
@@ -287,7 +293,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
     where = f"{source} (scale {scale})"
     settings = apply_overrides(scale_settings(scales, scale, source), overrides)
     _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "downstream",
-                           "pretrain", FALLBACK_KEY), f"{where}: scales.{scale}")
+                           "pretrain", FALLBACK_KEY, CUT_KEY), f"{where}: scales.{scale}")
     corpus = _corpus(_mapping(settings.get("corpus", {}), f"{where}: corpus"), where)
     paper = _mapping(document.get("paper", {}), f"{source}: paper")
     report = _mapping(document.get("report", {}), f"{source}: report")
@@ -299,6 +305,8 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
     variants = _variants(document.get("variants"), settings, corpus, scale, tuple(scales),
                          source)
     shards = _shards(_mapping(settings.get("shards", {}), f"{where}: shards"), where)
+    cut = _cut_variants(settings.get(CUT_KEY, {}), [v.name for v in variants],
+                        f"{where}: {CUT_KEY}")
     for variant in variants:
         shards.options_for(variant.objective, variant.shard_changes,
                            f"{source}: variant {variant.name}: shards")
@@ -320,7 +328,20 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
         paper_models=_paper_models(document, variants if scale == PAPER_SCALE else None,
                                    source),
         claims=parse_claims(document.get("claims"), [v.name for v in variants],
-                            source, ExperimentError))
+                            source, ExperimentError), cut=cut)
+
+
+def _cut_variants(value, names: Sequence[str], where: str) -> dict[str, str]:
+    cut = _mapping(value, where)
+    for name, reason in cut.items():
+        if name not in names:
+            raise ExperimentError(f"{where}: no variant named {name!r} (variants: "
+                                  f"{', '.join(names)})")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ExperimentError(f"{where}.{name}: give the reason it is cut, as text")
+    if len(cut) >= len(names):
+        raise ExperimentError(f"{where}: cuts every variant; leave the scale out instead")
+    return {str(name): reason.strip() for name, reason in cut.items()}
 
 
 def _paper_models(document: Mapping[str, Any], paper_variants, source: str

@@ -30,6 +30,7 @@ from albert_experiments.report import RESULTS_JSON
 from albert_experiments.spec import ExperimentError, load_experiment
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
+from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
@@ -95,8 +96,11 @@ def _stuck_cell(table: dict[str, Any]) -> str:
 
 def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, Any]:
     """Per table: the spec's name and title, the report (None if not written) and counts."""
-    tables = []
+    tables, elsewhere = [], []
     for path in table_files(experiments_dir):
+        if scale not in (load_yaml_mapping(path).get("scales") or {}):
+            elsewhere.append(os.path.basename(path))  # its file says why
+            continue
         spec = load_experiment(path, scale)
         report_path = os.path.join(results_root, spec.name, scale, RESULTS_JSON)
         report = None
@@ -110,7 +114,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "name": spec.name, "title": spec.title, "paper_table": spec.paper_table,
             "results": os.path.relpath(os.path.dirname(report_path), results_root)
             if report else None,
-            "variants_run": len(variants), "variants": len(spec.variants),
+            "variants_run": len(variants), "variants": len(spec.variants) - len(spec.cut),
             "mlm": _range([v["metrics"].get("mlm_accuracy") for v in variants]),
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
             "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
@@ -122,7 +126,9 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
                          for outcome in OUTCOMES},
             "claims": len(spec.claims), "verdicts": verdicts,
             "headline": _headline_verdicts(spec.claims, verdicts)})
-    return {"scale": scale, "tables": tables}
+    if not tables:
+        raise ExperimentError(f"{experiments_dir}: no scale {scale!r} in any table file")
+    return {"scale": scale, "tables": tables, "not_at_this_scale": elsewhere}
 
 
 def _headline_verdicts(claims, verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -154,6 +160,10 @@ def summary_markdown(summary: dict[str, Any]) -> str:
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
                      f"{_stuck_cell(table)} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
+    if summary.get("not_at_this_scale"):
+        lines += ["", f"Not run at the {summary['scale']} scale (each file says why, and what "
+                      f"it would cost): " + ", ".join(f"`{name}`" for name in
+                                                     summary["not_at_this_scale"]) + "."]
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
               "|---|---|---|---|---|"]

@@ -16,11 +16,13 @@ length). Each distinct shape is timed once: a warm-up call (tracing, compiling),
   at its recipe's `train_steps` (the most a fine-tune can run; early stopping ends many
   sooner) x its step time; plus the random start of the first variant's sizes when the scale
   has `evaluation.random_start` (counted once per distinct size over the tables, which share
-  it).
+  it). A variant that an earlier table runs with the same settings is not counted again
+  (`albert-experiment run` copies it), nor is one the scale cuts (`cut_variants`; its cost is
+  shown beside).
 
-Left out, so the figures are lower bounds: held-out scoring, dev and test evaluations during
-fine-tuning, compilation, data preparation (shards: about a minute for the small scale's
-corpus), and the shorter batches a fine-tune cuts to its longest example. `--calibrate` sets
+Left out: held-out scoring, dev and test evaluations during fine-tuning, compilation and
+data preparation (shards: about a minute for the small scale's corpus), which add time, and
+the shorter batches a fine-tune cuts to its longest example, which save some. `--calibrate` sets
 the estimate of each finished variant beside its measured training hours (the results.json
 of `experiments/results/<table>/<scale>/`).
 Prints a table per experiment and the totals, and writes JSON to
@@ -46,10 +48,11 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
-from albert_experiments.runner import variant_config  # noqa: E402
+from albert_experiments.runner import _what_it_computes, variant_config  # noqa: E402
 from albert_experiments.spec import load_experiment  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
+from albert_tf.config.schema import load_yaml_mapping  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.loop.optimization import create_optimizer  # noqa: E402
 from albert_tf.models.encoder import random_encoder_inputs  # noqa: E402
@@ -116,10 +119,14 @@ def fine_tuning_seconds(model_config, batch_size: int, seq_length: int, steps: i
 class StepClock:
     """Step times per distinct shape, each measured once."""
 
-    def __init__(self, steps: int, executions: int):
+    def __init__(self, steps: int, executions: int, known: dict | None = None):
         self.steps, self.executions = steps, executions
-        self.pretraining: dict[str, float] = {}
-        self.fine_tuning: dict[str, float] = {}
+        self.pretraining: dict[str, float] = dict((known or {}).get("pretraining", {}))
+        self.fine_tuning: dict[str, float] = dict((known or {}).get("fine_tuning", {}))
+
+    def times(self) -> dict:
+        """Every step time so far, by shape: what `--step_times` reads back."""
+        return {"pretraining": dict(self.pretraining), "fine_tuning": dict(self.fine_tuning)}
 
     def pretraining_step(self, config, objective: str) -> float:
         key = json.dumps([config.model.to_dict(), objective, config.train.global_batch_size,
@@ -159,8 +166,10 @@ def measured_hours(table: str, scale: str) -> dict[str, float]:
             if variant.get("metrics", {}).get("train_hours")}
 
 
-def table_cost(path: str, scale: str, clock: StepClock, random_starts_seen: set,
-               calibrate: bool) -> dict:
+def table_cost(path: str, scale: str, clock: StepClock, seen: set, calibrate: bool) -> dict:
+    """One table's cost; `seen` holds the variants and random starts of the tables costed
+    before it, which this one shares (`albert-experiment run` copies them) and does not pay
+    for again."""
     spec = load_experiment(path, scale)
     seq_length = spec.shards.options.max_seq_length
     plans = [fine_tune_plan(task, seq_length) for task in spec.downstream]
@@ -168,6 +177,7 @@ def table_cost(path: str, scale: str, clock: StepClock, random_starts_seen: set,
     rows = []
     for variant in spec.variants:
         config = variant_config(spec, variant, model_dir="")
+        key = json.dumps([_what_it_computes(spec, variant, config), plans], sort_keys=True)
         step = clock.pretraining_step(config, variant.objective)
         steps = config.train.train_steps
         fine_tune_hours, fine_tunes = downstream_hours(clock, config.model, plans, seq_length)
@@ -181,7 +191,11 @@ def table_cost(path: str, scale: str, clock: StepClock, random_starts_seen: set,
                          flops / step / 1e9,
                      "pretraining_hours": steps * step / 3600,
                      "measured_pretraining_hours": measured.get(variant.name),
-                     "fine_tunes": fine_tunes, "fine_tuning_hours": fine_tune_hours})
+                     "fine_tunes": fine_tunes, "fine_tuning_hours": fine_tune_hours,
+                     "cut": spec.cut.get(variant.name),
+                     "shared_with_an_earlier_table": key in seen})
+        if variant.name not in spec.cut:
+            seen.add(key)
         print(f"  {spec.name} {variant.name}: {step * 1e3:.0f} ms per pretraining step",
               flush=True)
     random_start = None
@@ -190,21 +204,25 @@ def table_cost(path: str, scale: str, clock: StepClock, random_starts_seen: set,
         key = json.dumps([first.to_dict(), plans, seq_length], sort_keys=True)
         hours, count = downstream_hours(clock, first, plans, seq_length)
         random_start = {"fine_tunes": count, "fine_tuning_hours": hours,
-                        "shared_with_an_earlier_table": key in random_starts_seen}
-        random_starts_seen.add(key)
+                        "shared_with_an_earlier_table": key in seen}
+        seen.add(key)
     extra = (random_start["fine_tuning_hours"]
              if random_start and not random_start["shared_with_an_earlier_table"] else 0.0)
-    total = sum(row["pretraining_hours"] + row["fine_tuning_hours"] for row in rows) + extra
+    paid = [row for row in rows if not row["cut"] and not row["shared_with_an_earlier_table"]]
+    total = sum(row["pretraining_hours"] + row["fine_tuning_hours"] for row in paid) + extra
+    cut = sum(row["pretraining_hours"] + row["fine_tuning_hours"] for row in rows
+              if row["cut"])
     return {"table": spec.name, "scale": scale, "seq_length": seq_length,
             "downstream": plans, "variants": rows, "random_start": random_start,
-            "hours": total}
+            "hours": total, "cut_hours": cut}
 
 
 def markdown(result: dict) -> str:
-    lines = [f"### {result['table']} ({result['scale']}): {result['hours']:.1f} CPU-hours",
+    cut = f" (and {result['cut_hours']:.1f} cut)" if result["cut_hours"] else ""
+    lines = [f"### {result['table']} ({result['scale']}): {result['hours']:.1f} CPU-hours{cut}",
              "", "| variant | H | L | E | sharing | steps | ms/step | GFLOP/s | pretrain h "
-             "| measured h | fine-tunes | fine-tune h |", "|---|---:|---:|---:|---|---:|---:|---:"
-             "|---:|---:|---:|---:|"]
+             "| measured h | fine-tunes | fine-tune h | |", "|---|---:|---:|---:|---|---:|---:"
+             "|---:|---:|---:|---:|---:|---|"]
     for row in result["variants"]:
         measured = row["measured_pretraining_hours"]
         lines.append(
@@ -213,14 +231,22 @@ def markdown(result: dict) -> str:
             f"{row['pretraining_step_seconds'] * 1e3:.0f} | "
             f"{row['pretraining_gflops_per_second']:.0f} | {row['pretraining_hours']:.2f} | "
             f"{'' if measured is None else f'{measured:.2f}'} | {row['fine_tunes']} | "
-            f"{row['fine_tuning_hours']:.2f} |")
+            f"{row['fine_tuning_hours']:.2f} | {_note(row)} |")
     start = result["random_start"]
     if start:
         shared = " (shared with an earlier table: not counted again)" \
             if start["shared_with_an_earlier_table"] else ""
         lines.append(f"| random start | | | | | | | | | | {start['fine_tunes']} | "
-                     f"{start['fine_tuning_hours']:.2f}{shared} |")
+                     f"{start['fine_tuning_hours']:.2f} | {shared.strip(' ()')} |")
     return "\n".join(lines) + "\n"
+
+
+def _note(row: dict) -> str:
+    if row["cut"]:
+        return f"cut: {row['cut']}"
+    if row["shared_with_an_earlier_table"]:
+        return "shared with an earlier table: not counted again"
+    return ""
 
 
 def main() -> None:
@@ -233,25 +259,41 @@ def main() -> None:
     parser.add_argument("--executions", type=int, default=2, help="timed calls per shape")
     parser.add_argument("--calibrate", action="store_true",
                         help="show each finished variant's measured training hours")
+    parser.add_argument("--step_times", metavar="JSON",
+                        help="an earlier result of this script: its step times are used "
+                             "and only shapes it lacks are timed (re-plan after changing "
+                             "steps, seeds or cuts without timing again)")
     parser.add_argument("--output", help="JSON path (default: benchmarks/results/...)")
     args = parser.parse_args()
+    known = None
+    if args.step_times:
+        with open(args.step_times, encoding="utf-8") as f:
+            known = json.load(f).get("step_times")
+        if known is None:
+            parser.error(f"--step_times {args.step_times}: no step_times in it (not a result "
+                         f"of this script)")
     paths = sorted(glob.glob(os.path.join(REPOSITORY, "experiments", "table*.yaml")))
     if args.tables:
         paths = [path for path in paths
                  if os.path.splitext(os.path.basename(path))[0] in args.tables]
-    clock = StepClock(args.steps, args.executions)
+    clock = StepClock(args.steps, args.executions, known)
     started, seen, results = time.time(), set(), []
     for path in paths:
+        if args.scale not in (load_yaml_mapping(path).get("scales") or {}):
+            print(f"### {os.path.basename(path)}: no {args.scale} scale (its file says why)\n")
+            continue
         results.append(table_cost(path, args.scale, clock, seen, args.calibrate))
         print(markdown(results[-1]), flush=True)
     total = sum(result["hours"] for result in results)
-    print(f"all {len(results)} tables at the {args.scale} scale: {total:.1f} CPU-hours "
-          f"(lower bound; measured in {time.time() - started:.0f} s, load average "
-          f"{os.getloadavg()[0]:.1f} at the end)")
+    cut = sum(result["cut_hours"] for result in results)
+    print(f"all {len(results)} tables at the {args.scale} scale: {total:.1f} CPU-hours, "
+          f"{cut:.1f} more in the cut variants (made in {time.time() - started:.0f} s, load "
+          f"average {os.getloadavg()[0]:.1f} at the end)")
     output = write_result({"benchmark": "table_cost", "scale": args.scale, **machine(),
                            "load_average_at_end": os.getloadavg()[0],
                            "steps_per_call": args.steps, "executions": args.executions,
-                           "tables": results, "hours": total},
+                           "step_times_from": args.step_times, "tables": results,
+                           "hours": total, "cut_hours": cut, "step_times": clock.times()},
                           f"table_cost-{args.scale}", args.output)
     print(f"wrote {output}")
 

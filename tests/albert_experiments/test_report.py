@@ -10,6 +10,7 @@ from experiment_tables import micro_table_document
 
 from albert_experiments.report import markdown_table, millions
 from albert_experiments.spec import experiment_from_mapping
+from albert_tf.config import ConfigError
 
 
 def test_markdown_table_puts_our_numbers_beside_the_papers(tmp_path):
@@ -26,6 +27,25 @@ def test_markdown_table_puts_our_numbers_beside_the_papers(tmp_path):
                        "| not run |"
     assert table[3] == "| SOP | 78.9 | 86.5 | 11.7M | 0.12M | 43.2 | 61.0 | 90.0 | 0.012 |"
     assert (millions(334_000_000), millions(17_600_000)) == ("334M", "17.6M")
+
+
+def test_a_variant_the_scale_cuts_is_shown_cut_with_its_reason(tmp_path):
+    document = micro_table_document(tmp_path)
+    document["scales"]["micro"]["cut_variants"] = {"nsp": "over the budget"}
+    spec = experiment_from_mapping(document, "micro", "f.yaml")
+    assert spec.cut == {"nsp": "over the budget"}
+    table = markdown_table(spec, [], {"nsp": 1, "sop": 1}).splitlines()
+    assert table[2].endswith("| cut | cut | cut | cut | cut |")
+    assert table[3].endswith("| not run | not run | not run | not run | not run |")
+    from albert_experiments.runner import variants_to_run
+    assert [v.name for v in variants_to_run(spec)] == ["sop"]
+    assert [v.name for v in variants_to_run(spec, ["nsp"])] == ["nsp"]  # named: run anyway
+    for cut, message in (({"tsp": "x"}, "no variant named 'tsp'"),
+                         ({"nsp": ""}, "give the reason"),
+                         ({"nsp": "x", "sop": "y"}, "cuts every variant")):
+        document["scales"]["micro"]["cut_variants"] = cut
+        with pytest.raises(ConfigError, match=message):
+            experiment_from_mapping(document, "micro", "f.yaml")
 
 
 def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_target():

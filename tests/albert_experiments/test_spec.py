@@ -24,6 +24,8 @@ from albert_experiments.spec import (
 from albert_tf.config import ConfigError
 from albert_tf.models.parameters import count_parameters
 
+# The tables the small scale does not run (each file says why, with the CPU-hours it needs).
+NOT_AT_SMALL_SCALE = ("table10_xxlarge_depth.yaml", "table11_additional_data.yaml")
 EXPERIMENTS = sorted(glob.glob(os.path.join(REPOSITORY, "experiments", "table*.yaml")))
 
 
@@ -35,6 +37,10 @@ def test_every_paper_table_from_4_to_12_has_an_experiment_file():
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=os.path.basename)
 @pytest.mark.parametrize("scale", ["paper", "mini", "small"])
 def test_every_variant_of_every_file_makes_a_valid_pretraining_config(path, scale):
+    if scale == "small" and os.path.basename(path) in NOT_AT_SMALL_SCALE:
+        with pytest.raises(ExperimentError, match="no scale 'small'"):
+            load_experiment(path, scale)
+        return
     spec = load_experiment(path, scale)
     assert spec.scale == scale and len(spec.variants) >= 2
     for variant in spec.variants:

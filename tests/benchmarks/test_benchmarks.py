@@ -338,5 +338,12 @@ def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_on
     assert cost["hours"] == pytest.approx(2 * (20 * 0.1 / 3600 + fine_tunes) + fine_tunes)
     again = bench["table_cost"].table_cost(str(path), "micro", FixedClock(), seen, False)
     assert again["random_start"]["shared_with_an_earlier_table"]
-    assert again["hours"] == pytest.approx(2 * (20 * 0.1 / 3600 + fine_tunes))
+    assert all(row["shared_with_an_earlier_table"] for row in again["variants"])
+    assert again["hours"] == 0.0  # the same variants and random start: all copied
     assert "| random start |" in bench["table_cost"].markdown(again)
+    document["scales"]["micro"]["cut_variants"] = {"nsp": "over the budget"}
+    path.write_text(yaml.safe_dump(document))
+    cut = bench["table_cost"].table_cost(str(path), "micro", FixedClock(), set(), False)
+    assert cut["hours"] == pytest.approx(20 * 0.1 / 3600 + 2 * fine_tunes)
+    assert cut["cut_hours"] == pytest.approx(20 * 0.1 / 3600 + fine_tunes)
+    assert "cut: over the budget" in bench["table_cost"].markdown(cut)
