@@ -86,6 +86,16 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
                        "0 / 0 / 0 / 3 |")
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
+    # A table without the scale is named, not counted.
+    table = _table("table7_depth", [])
+    table["scales"]["mini"] = table["scales"].pop("micro")
+    (experiments / "table7_depth.yaml").write_text(yaml.safe_dump(table))
+    assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
+                            str(experiments), "--results_root", str(results)]) == 0
+    printed = capsys.readouterr().out
+    assert "Not run at the micro scale (each file says why, and what it would cost): " \
+           "`table7_depth.yaml`." in printed
+    assert sum(line.startswith(("| [Title", "| Title")) for line in printed.splitlines()) == 2
     assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 2
     assert "no scale 'paper'" in capsys.readouterr().err
