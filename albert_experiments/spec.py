@@ -274,6 +274,12 @@ class ExperimentSpec:
                               f"{', '.join(v.name for v in self.variants)})")
 
 
+def file_scales(path: str | os.PathLike) -> tuple[str, ...]:
+    """The scales experiment file `path` defines (a table may leave a scale out; its file
+    says why)."""
+    return tuple(load_yaml_mapping(os.fspath(path)).get("scales") or {})
+
+
 def load_experiment(path: str | os.PathLike, scale: str,
                     overrides: Sequence[str] = ()) -> ExperimentSpec:
     """Reads experiment file `path` at `scale`; `overrides` (`a.b=value`) apply to the scale's

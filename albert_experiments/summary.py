@@ -27,10 +27,9 @@ import re
 from typing import Any, Sequence
 
 from albert_experiments.report import RESULTS_JSON
-from albert_experiments.spec import ExperimentError, load_experiment
+from albert_experiments.spec import ExperimentError, file_scales, load_experiment
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
-from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
@@ -98,7 +97,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
     """Per table: the spec's name and title, the report (None if not written) and counts."""
     tables, elsewhere = [], []
     for path in table_files(experiments_dir):
-        if scale not in (load_yaml_mapping(path).get("scales") or {}):
+        if scale not in file_scales(path):
             elsewhere.append(os.path.basename(path))  # its file says why
             continue
         spec = load_experiment(path, scale)

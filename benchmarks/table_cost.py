@@ -48,11 +48,11 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
+from albert_experiments.report import RESULTS_JSON  # noqa: E402
 from albert_experiments.runner import _what_it_computes, variant_config  # noqa: E402
-from albert_experiments.spec import load_experiment  # noqa: E402
+from albert_experiments.spec import file_scales, load_experiment  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
-from albert_tf.config.schema import load_yaml_mapping  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.loop.optimization import create_optimizer  # noqa: E402
 from albert_tf.models.encoder import random_encoder_inputs  # noqa: E402
@@ -157,7 +157,7 @@ def downstream_hours(clock: StepClock, model_config, plans: list[dict], seq_leng
 
 
 def measured_hours(table: str, scale: str) -> dict[str, float]:
-    path = os.path.join(REPOSITORY, "experiments", "results", table, scale, "results.json")
+    path = os.path.join(REPOSITORY, "experiments", "results", table, scale, RESULTS_JSON)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as f:
@@ -279,7 +279,7 @@ def main() -> None:
     clock = StepClock(args.steps, args.executions, known)
     started, seen, results = time.time(), set(), []
     for path in paths:
-        if args.scale not in (load_yaml_mapping(path).get("scales") or {}):
+        if args.scale not in file_scales(path):
             print(f"### {os.path.basename(path)}: no {args.scale} scale (its file says why)\n")
             continue
         results.append(table_cost(path, args.scale, clock, seen, args.calibrate))

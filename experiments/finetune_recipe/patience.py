@@ -24,6 +24,7 @@ import os
 import re
 import sys
 
+from albert_tf.finetuning.dev_evaluation import HISTORY_FILE, read_best
 from albert_tf.io.files import atomic_write_bytes
 
 
@@ -45,19 +46,17 @@ def replay(history: list[dict], metric: str, patience: int) -> tuple[int, int]:
 def read_runs(folders: list[str], start: str) -> list[dict]:
     runs = []
     for folder in folders:
-        for path in sorted(glob.glob(os.path.join(folder, "**", "eval_history.jsonl"),
+        for path in sorted(glob.glob(os.path.join(folder, "**", HISTORY_FILE),
                                      recursive=True)):
             run_dir = os.path.dirname(path)
-            with open(os.path.join(run_dir, "best.json"), encoding="utf-8") as f:
-                best = json.load(f)
+            match = re.search(r"([a-z-]+)-[0-9a-f]{8}/seed(\d+)$", run_dir)
+            best = read_best(run_dir)
+            if not match or best is None:
+                continue
             with open(path, encoding="utf-8") as f:
                 history = [json.loads(line) for line in f if line.strip()]
-            match = re.search(r"([a-z-]+)-[0-9a-f]{8}/seed(\d+)$", run_dir)
-            if not match:
-                continue
             runs.append({"task": match.group(1), "seed": int(match.group(2)),
-                         "start": start,
-                         "history": history, "metric": best["metric"],
+                         "start": start, "history": history, "metric": best["metric"],
                          "best_step": best["step"]})
     return runs
 
