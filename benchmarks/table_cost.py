@@ -52,6 +52,7 @@ from albert_experiments.report import RESULTS_JSON  # noqa: E402
 from albert_experiments.runner import _what_it_computes, variant_config  # noqa: E402
 from albert_experiments.spec import file_scales, load_experiment  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
+from albert_tf.comparison.starts import folder_task  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 from albert_tf.loop.optimization import create_optimizer  # noqa: E402
@@ -67,7 +68,8 @@ FINETUNE_CLASSES = 5  # the head's width does not matter to the step time
 
 def fine_tune_plan(task, seq_length: int) -> dict:
     """Steps and batch size of one fine-tune of downstream `task` (a `DownstreamSpec`)."""
-    name = task.task or TASK_SOURCES[task.source].finetune_task
+    name = task.task or (TASK_SOURCES[task.source].finetune_task if task.source
+                         else folder_task(task.data_dir))
     recipe = SMALL_MODEL_RECIPES.get(task.recipe, ())
     config = load_finetune_config(recipe_path(name), [*recipe, *task.overrides,
                                                       f"data.max_seq_length={seq_length}"],

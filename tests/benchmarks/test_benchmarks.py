@@ -347,3 +347,11 @@ def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_on
     assert cut["hours"] == pytest.approx(20 * 0.1 / 3600 + 2 * fine_tunes)
     assert cut["cut_hours"] == pytest.approx(20 * 0.1 / 3600 + fine_tunes)
     assert "cut: over the budget" in bench["table_cost"].markdown(cut)
+    # A task given as a folder: its fine-tuning task is the one its source.json names.
+    folder = tmp_path / "sentiment"
+    folder.mkdir()
+    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
+    from albert_experiments.spec import DownstreamSpec
+    plan = bench["table_cost"].fine_tune_plan(
+        DownstreamSpec(data_dir=str(folder), recipe="small_model_v3"), 64)
+    assert (plan["train_steps"], plan["early_stopping"]) == (2400, True)
