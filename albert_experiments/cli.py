@@ -6,6 +6,7 @@
     albert-experiment report experiments/table6_sentence_objective.yaml --scale mini
     albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
     albert-experiment summary --scale mini   # every table's report on one page
+    albert-experiment summary --scale small --against mini   # and how each verdict moved
     albert-experiment summary --scale mini --readme README.md   # and the README's rows
     albert-experiment probe runs/my_run --tasks_dir tasks   # frozen features, no fine-tuning
 
@@ -88,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="also rewrite this file's block of headline rows for the scale "
                               "(between its `<!-- albert-experiment summary --scale SCALE: "
                               "begin -->` and `...: end -->` lines)")
+    summary.add_argument("--against", metavar="SCALE",
+                         help="also compare each claim's verdict with this scale's (e.g. "
+                              "--scale small --against mini): toward the paper, away, same")
     add_verbose_flag(summary)
     downstream = commands.add_parser(
         "downstream", help="fine-tune a pretraining run and a random start of its sizes on "
@@ -187,7 +191,8 @@ def _run(args, argv: list[str]) -> int:
         return _probe(args)
     if args.command == "summary":
         from albert_experiments.summary import write_readme_block, write_summary
-        print(write_summary(args.experiments_dir, args.results_root, args.scale), end="")
+        print(write_summary(args.experiments_dir, args.results_root, args.scale,
+                            args.against), end="")
         if args.readme:
             write_readme_block(args.readme, args.experiments_dir, args.results_root,
                                args.scale)

@@ -16,6 +16,12 @@ also rewrites the README's block of headline rows for the scale (between the lin
 its link, the variants run, the stuck fine-tunes and the verdicts of the claims its file
 marks `headline: true`. Each table's figures are so written once, in its report, and the
 README quotes them through this block (a test checks the committed README against it).
+
+    albert-experiment summary --scale small --against mini
+
+adds a section that lays the two scales side by side: every claim measured at both, with
+its difference and verdict at each, and whether the verdict moved toward the paper's
+(contradicted -> not shown -> shown), away from it, or stayed.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ from albert_tf.comparison.gain import points_interval
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
+# How far a verdict is from agreeing with the paper (`moved`: a higher rank is closer).
+AGREEMENT = {"contradicted": 0, "not shown": 1, "shown": 2}
+MOVEMENTS = ("toward the paper", "away from it", "stayed", "not comparable")
 
 
 def table_files(experiments_dir: str) -> list[str]:
@@ -175,6 +184,59 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _claim_key(verdict: dict[str, Any]) -> tuple[str, str, str]:
+    return verdict["text"], verdict["metric"], verdict.get("second_metric", "")
+
+
+def moved(before: str, after: str) -> str:
+    """How a claim's verdict changed from one scale to the next: one of MOVEMENTS
+    (`not comparable` when either scale has not run it)."""
+    if before not in AGREEMENT or after not in AGREEMENT:
+        return "not comparable"
+    change = AGREEMENT[after] - AGREEMENT[before]
+    return "toward the paper" if change > 0 else "away from it" if change < 0 else "stayed"
+
+
+def compare_scales(summary: dict[str, Any], against: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every claim of the tables at `summary`'s scale, paired with the same claim (text and
+    metrics) at `against`'s scale: rows of table, verdict at each scale (None where the
+    other scale's report lacks it) and the movement."""
+    earlier = {(table["name"], *_claim_key(verdict)): verdict
+               for table in against["tables"] for verdict in table["verdicts"]}
+    rows = []
+    for table in summary["tables"]:
+        for verdict in table["verdicts"]:
+            before = earlier.get((table["name"], *_claim_key(verdict)))
+            rows.append({"table": table["paper_table"].split(" ")[0], "verdict": verdict,
+                         "against": before,
+                         "movement": moved(before["outcome"] if before else "not run",
+                                           verdict["outcome"])})
+    return rows
+
+
+def comparison_markdown(summary: dict[str, Any], against: dict[str, Any]) -> str:
+    """The section `--against` adds: counts of each movement, then every claim."""
+    rows = compare_scales(summary, against)
+    scale, other = summary["scale"], against["scale"]
+    counts = {movement: sum(row["movement"] == movement for row in rows)
+              for movement in MOVEMENTS}
+    lines = [f"## Against the {other} scale", "",
+             f"Over {len(rows)} claim-measures of the tables run at the {scale} scale, the "
+             f"verdict moved toward the paper's in {counts['toward the paper']}, away from it "
+             f"in {counts['away from it']} and stayed in {counts['stayed']}; "
+             f"{counts['not comparable']} are not run at one of the two scales.", "",
+             f"| table | the paper's claim | metric | {other}: difference [95%], verdict | "
+             f"{scale}: difference [95%], verdict | moved |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        verdict, before = row["verdict"], row["against"]
+        metric = verdict["metric"] + (f" / {verdict['second_metric']}"
+                                      if verdict.get("second_metric") else "")
+        earlier = (f"{_difference(before)} {before['outcome']}" if before else "not run")
+        lines.append(f"| {row['table']} | {verdict['text']} | {metric} | {earlier} | "
+                     f"{_difference(verdict)} {verdict['outcome']} | {row['movement']} |")
+    return "\n".join(lines) + "\n"
+
+
 # How a headline names a metric.
 SHORT_METRICS = {DOWNSTREAM_AVERAGE: "downstream", "mlm_accuracy": "MLM",
                  "sop_accuracy": "SOP", "nsp_accuracy": "NSP", "mlm_loss": "MLM loss"}
@@ -239,8 +301,14 @@ def write_readme_block(readme: str, experiments_dir: str, results_root: str,
     atomic_write_bytes(readme, replace_readme_block(text, scale, block, readme).encode())
 
 
-def write_summary(experiments_dir: str, results_root: str, scale: str) -> str:
-    """Writes `<results_root>/summary-<scale>.md` and returns its text."""
-    text = summary_markdown(summarize(experiments_dir, results_root, scale))
+def write_summary(experiments_dir: str, results_root: str, scale: str,
+                  against: str | None = None) -> str:
+    """Writes `<results_root>/summary-<scale>.md` and returns its text; with `against`
+    (another scale), the section that compares the two (`comparison_markdown`)."""
+    summary = summarize(experiments_dir, results_root, scale)
+    text = summary_markdown(summary)
+    if against:
+        text += "\n" + comparison_markdown(summary, summarize(experiments_dir, results_root,
+                                                             against))
     atomic_write_bytes(os.path.join(results_root, f"summary-{scale}.md"), text.encode())
     return text

@@ -10,6 +10,7 @@ import os
 import re
 import types
 import typing
+from collections.abc import Hashable
 from typing import Any, Mapping, Sequence
 
 import yaml
@@ -28,7 +29,22 @@ def located_field(source: str | None, name: str) -> str:
 
 
 class _YamlLoader(yaml.SafeLoader):
-    """SafeLoader that also reads `1e-3` as a float (YAML 1.1 wants `1.0e-3`)."""
+    """SafeLoader that also reads `1e-3` as a float (YAML 1.1 wants `1.0e-3`) and refuses a
+    key given twice in one mapping (PyYAML keeps the last silently: a setting a reader sees
+    higher up the file would not be the one used)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice (first on line {seen[key]})",
+                    key_node.start_mark)
+            if isinstance(key, Hashable):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 _YamlLoader.add_implicit_resolver(

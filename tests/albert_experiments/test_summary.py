@@ -9,7 +9,7 @@ import yaml
 from repository import REPOSITORY
 
 from albert_experiments.cli import main as experiment_main
-from albert_experiments.summary import readme_block, readme_markers, summarize
+from albert_experiments.summary import moved, readme_block, readme_markers, summarize
 
 
 def _table(name: str, claims: list) -> dict:
@@ -141,3 +141,51 @@ def test_the_committed_readme_rows_are_the_ones_the_committed_reports_give():
     summary = summarize(os.path.join(REPOSITORY, "experiments"),
                         os.path.join(REPOSITORY, "experiments", "results"), "mini")
     assert committed == readme_block(summary, "experiments/results")
+
+
+def test_moved_ranks_verdicts_by_how_far_they_are_from_agreeing_with_the_paper():
+    assert moved("contradicted", "not shown") == "toward the paper"
+    assert moved("not shown", "shown") == "toward the paper"
+    assert moved("shown", "contradicted") == "away from it"
+    assert moved("not shown", "not shown") == "stayed"
+    assert moved("not run", "shown") == "not comparable"
+    assert moved("shown", "not run") == "not comparable"
+
+
+def test_against_lays_two_scales_claims_side_by_side(tmp_path, capsys):
+    experiments, results = _micro_tables(tmp_path)
+    for path in experiments.glob("*.yaml"):  # a second scale, `wide`, in both table files
+        table = yaml.safe_load(path.read_text())
+        table["scales"]["wide"] = table["scales"]["micro"]
+        path.write_text(yaml.safe_dump(table))
+    with open(results / "table4_size" / "micro" / "results.json") as f:
+        report = json.load(f)
+    verdicts = {(v["text"], v["metric"]): v for v in report["verdicts"]}
+    # At `wide`: downstream falls from shown to not shown, MLM rises from not shown to
+    # shown, and `c beats b`, not run at micro, is contradicted.
+    verdicts["a beats b", "downstream_average"].update(outcome="not shown", low=-0.01)
+    verdicts["a beats b", "mlm_accuracy"].update(outcome="shown", low=0.01)
+    verdicts["c beats b", "mlm_accuracy"].update(outcome="contradicted", difference=-0.04,
+                                                 low=-0.06, high=-0.02)
+    folder = results / "table4_size" / "wide"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(report))
+    assert experiment_main(["summary", "--scale", "wide", "--against", "micro",
+                            "--experiments_dir", str(experiments), "--results_root",
+                            str(results)]) == 0
+    printed = capsys.readouterr().out
+    assert (results / "summary-wide.md").read_text() == printed
+    section = printed[printed.index("## Against the micro scale"):].splitlines()
+    assert ("Over 3 claim-measures of the tables run at the wide scale, the verdict moved "
+            "toward the paper's in 1, away from it in 1 and stayed in 0; 1 are not run at "
+            "one of the two scales.") in section
+    assert ("| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] shown | "
+            "+3.0 [-1.0, +5.0] not shown | away from it |") in section
+    assert ("| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] not shown | "
+            "+5.2 [+1.0, +11.4] shown | toward the paper |") in section
+    assert ("| 4 | c beats b | mlm_accuracy | – not run | -4.0 [-6.0, -2.0] contradicted | "
+            "not comparable |") in section
+    # Without --against the page has no such section.
+    assert experiment_main(["summary", "--scale", "wide", "--experiments_dir",
+                            str(experiments), "--results_root", str(results)]) == 0
+    assert "## Against" not in capsys.readouterr().out

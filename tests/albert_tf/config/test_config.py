@@ -7,7 +7,7 @@ import pytest
 from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.config.presets import load_preset, preset_names
-from albert_tf.config.schema import apply_overrides, setting_differences
+from albert_tf.config.schema import apply_overrides, load_yaml_mapping, setting_differences
 
 
 @pytest.mark.parametrize("changes, field", [
@@ -72,6 +72,18 @@ def test_invalid_yaml_names_file_and_line(tmp_path):
     path.write_text("hidden_size: 64\nnum_layers: [3\n")
     with pytest.raises(ConfigError, match=r"bad.yaml:\d+: invalid YAML"):
         AlbertConfig.from_yaml(path)
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
+    """PyYAML alone keeps the second value silently; the first is the one a reader sees."""
+    path = tmp_path / "twice.yaml"
+    path.write_text("hidden_size: 64\nnum_layers: 3\nhidden_size: 128\n")
+    with pytest.raises(ConfigError, match=r"twice.yaml:3: invalid YAML \(key 'hidden_size' "
+                                          r"is given twice \(first on line 1\)"):
+        AlbertConfig.from_yaml(path)
+    # The same key in two different mappings is not a repeat.
+    path.write_text("train: {steps: 1}\neval: {steps: 2}\n")
+    assert load_yaml_mapping(path) == {"train": {"steps": 1}, "eval": {"steps": 2}}
 
 
 def test_yaml_top_level_must_be_a_mapping(tmp_path):
