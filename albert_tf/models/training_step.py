@@ -79,15 +79,25 @@ class StepModel(tf_keras.Model):
         if self.gradient_accumulation_steps == 1:
             with tf.GradientTape() as tape:
                 loss, sums = self.loss_and_statistics(features, denominators, training=True)
-            self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+            if hasattr(self.optimizer, "compute_gradients"):
+                # A LossScaleOptimizer's scales the loss and unscales the gradients.
+                self._apply_gradients(self.optimizer.compute_gradients(
+                    loss, self.trainable_variables, tape=tape))
+            else:  # a legacy tf_keras optimizer (Model Garden's LAMB)
+                self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
         else:
             gradients, loss, sums = accumulate(
                 self, features, self.gradient_accumulation_steps,
                 lambda piece: self.loss_and_statistics(piece, denominators, training=True))
-            self.optimizer.apply_gradients(
-                (gradient, variable) for gradient, variable
-                in zip(gradients, self.trainable_variables) if gradient is not None)
+            self._apply_gradients(zip(gradients, self.trainable_variables))
         return self._update_metrics(sums, loss)
+
+    def _apply_gradients(self, gradients_and_variables) -> None:
+        """One update of the variables the loss reaches. The others (the pooler when no
+        sentence objective is trained) are left out here, not warned about at every trace."""
+        self.optimizer.apply_gradients(
+            [(gradient, variable) for gradient, variable in gradients_and_variables
+             if gradient is not None])
 
     def test_step(self, features):
         loss, sums = self.loss_and_statistics(features, self.loss_denominators(features),

@@ -1,6 +1,8 @@
 """AlbertPretrainer: heads, losses and metrics against numpy; one step under MirroredStrategy
 equals the same step on one device."""
 
+import logging
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -84,6 +86,37 @@ def test_objective_none_has_no_sentence_head(tiny_config):
     assert set(model(batch)) == {"mlm_logits"}
     assert model.metric_names == ("mlm_loss", "mlm_accuracy")
     assert not any("sentence" in w.name for w in model.weights)
+
+
+@pytest.mark.parametrize("kind", ["lamb", "lamb_model_garden"])
+def test_objective_none_trains_everything_but_the_pooler_without_warnings(tiny_config, kind):
+    """No loss reaches the pooler without a sentence objective: the step updates the rest and
+    leaves it, instead of tf_keras warning about its missing gradients at every trace (the
+    legacy optimizer, Model Garden's LAMB, still warns: it has no `compute_gradients`)."""
+    model = AlbertPretrainer(tiny_config, "none")
+    batch = pretraining_batch(tiny_config.vocab_size)
+    model(batch)
+    before = {weight.name: weight.numpy() for weight in model.weights}
+    model.compile(optimizer=create_optimizer(OptimizerConfig(type=kind, learning_rate=1e-2,
+                                                             warmup_steps=1), decay_steps=10),
+                  jit_compile=False)
+    warnings = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = warnings.append
+    logging.getLogger("tensorflow").addHandler(handler)
+    try:
+        model.fit(tf.data.Dataset.from_tensors(batch).repeat(), steps_per_epoch=2, epochs=1,
+                  verbose=0)
+    finally:
+        logging.getLogger("tensorflow").removeHandler(handler)
+    warned = [record for record in warnings if "Gradients do not exist" in
+              record.getMessage()]
+    assert bool(warned) == (kind == "lamb_model_garden")
+    changed = {weight.name for weight in model.weights
+               if not np.array_equal(weight.numpy(), before[weight.name])}
+    pooler = {name for name in before if name.startswith("pooler/")}
+    assert pooler and not pooler & changed
+    assert any("word_embeddings" in name for name in changed)
 
 
 def test_round_trips_through_get_config(pretrainer):
