@@ -195,7 +195,7 @@ def _run(args, argv: list[str]) -> int:
                             args.against), end="")
         if args.readme:
             write_readme_block(args.readme, args.experiments_dir, args.results_root,
-                               args.scale)
+                               args.scale, args.against)
             print(f"albert-experiment: rewrote the {args.scale} headline rows in "
                   f"{args.readme}")
         return 0

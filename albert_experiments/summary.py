@@ -21,7 +21,9 @@ README quotes them through this block (a test checks the committed README agains
 
 adds a section that lays the two scales side by side: every claim measured at both, with
 its difference and verdict at each, and whether the verdict moved toward the paper's
-(contradicted -> not shown -> shown), away from it, or stayed.
+(contradicted -> not shown -> shown), away from it, or stayed; with `--readme` it fills the
+block `<!-- albert-experiment summary --scale small --against mini: begin -->` ... `end -->`
+with each table's row at the small scale and its mini row one line below.
 """
 
 from __future__ import annotations
@@ -44,12 +46,15 @@ AGREEMENT = {"contradicted": 0, "not shown": 1, "shown": 2}
 MOVEMENTS = ("toward the paper", "away from it", "stayed", "not comparable")
 
 
+def table_number(path: str) -> int:
+    """4 for `table4_embedding_size` or `.../table4_embedding_size.yaml`: the paper's order."""
+    match = re.match(r"table(\d+)", os.path.basename(path))
+    return int(match.group(1)) if match else 10**6
+
+
 def table_files(experiments_dir: str) -> list[str]:
     """The table files in the paper's order (table4 ... table12)."""
-    def number(path: str) -> int:
-        match = re.match(r"table(\d+)", os.path.basename(path))
-        return int(match.group(1)) if match else 10**6
-    return sorted(glob.glob(os.path.join(experiments_dir, "table*.yaml")), key=number)
+    return sorted(glob.glob(os.path.join(experiments_dir, "table*.yaml")), key=table_number)
 
 
 def _range(values: Sequence[float | None]) -> str:
@@ -255,34 +260,69 @@ def _headline(verdicts: Sequence[dict[str, Any]]) -> str:
     return "; ".join(f"{text}: {', '.join(found)}" for text, found in claims.items()) or "–"
 
 
-def readme_block(summary: dict[str, Any], link_root: str) -> str:
-    """The README's headline rows at one scale, links relative to the README (`link_root`:
-    the results root as seen from the README's folder)."""
-    lines = ["| table | variants run | fine-tunes stuck | headline claims: ours, difference "
-             "in points [95%], verdict |", "|---|---:|---|---|"]
-    for table in summary["tables"]:
-        title = table["title"] or table["name"]
-        link = (f"[{title}]({link_root}/{table['results']}/results.md)" if table["results"]
-                else title)
-        lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
-                     f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
+def _readme_row(table: dict[str, Any], label: str) -> str:
+    """`| label | variants run | stuck | headline |` for one table at one scale."""
+    return (f"| {label} | {table['variants_run']} of {table['variants']} | "
+            f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
+
+
+def _linked(text: str, table: dict[str, Any], link_root: str) -> str:
+    """`text` linked to the table's results.md (plain before the table has a report)."""
+    if not table["results"]:
+        return text
+    return f"[{text}]({link_root}/{table['results']}/results.md)"
+
+
+def _stuck_line(summary: dict[str, Any]) -> str:
     stuck = sum(table["stuck"][0] for table in summary["tables"])
     total = sum(table["stuck"][1] for table in summary["tables"])
-    lines += ["", f"Fine-tunes stuck at the majority class over the {summary['scale']} "
-              f"tables: {stuck} of {total}."]
-    return "\n".join(lines)
+    return (f"Fine-tunes stuck at the majority class over the {summary['scale']} tables: "
+            f"{stuck} of {total}.")
 
 
-def readme_markers(scale: str) -> tuple[str, str]:
-    """The lines that open and close the README's generated block for `scale`."""
-    return (f"<!-- albert-experiment summary --scale {scale}: begin -->",
-            f"<!-- albert-experiment summary --scale {scale}: end -->")
+def readme_block(summary: dict[str, Any], link_root: str,
+                 against: dict[str, Any] | None = None) -> str:
+    """The README's headline rows at one scale, links relative to the README (`link_root`:
+    the results root as seen from the README's folder). With `against` (another scale's
+    summary) each table's row at `summary`'s scale has its row at the other scale one line
+    below it, and a table run at only one of the two scales says so."""
+    header = "| table | variants run | fine-tunes stuck | headline claims: ours, difference " \
+             "in points [95%], verdict |"
+    lines = [header, "|---|---:|---|---|"]
+    if against is None:
+        lines += [_readme_row(table, _linked(table["title"] or table["name"], table,
+                                             link_root)) for table in summary["tables"]]
+        return "\n".join([*lines, "", _stuck_line(summary)])
+    scale, other = summary["scale"], against["scale"]
+    first = {table["name"]: table for table in summary["tables"]}
+    second = {table["name"]: table for table in against["tables"]}
+    for name in sorted({*first, *second}, key=table_number):
+        title = (first.get(name) or second[name])["title"] or name
+        if name in first:
+            lines.append(_readme_row(first[name], _linked(title, first[name], link_root)
+                                     + f" ({scale})"))
+        else:
+            lines.append(f"| {title} ({scale}) | not at this scale (its file says why) | – "
+                         f"| – |")
+        if name in second:
+            lines.append(_readme_row(second[name],
+                                     "↳ " + _linked(other, second[name], link_root)))
+    return "\n".join([*lines, "", _stuck_line(summary), _stuck_line(against)])
 
 
-def replace_readme_block(text: str, scale: str, block: str, where: str) -> str:
-    """`text` with the lines between the scale's markers replaced by `block`; `where` names
-    the file in the error raised when the markers are missing or out of order."""
-    begin, end = readme_markers(scale)
+def readme_markers(scale: str, against: str | None = None) -> tuple[str, str]:
+    """The lines that open and close the README's generated block for `scale` (compared
+    with `against`, when given)."""
+    command = f"albert-experiment summary --scale {scale}" + (
+        f" --against {against}" if against else "")
+    return f"<!-- {command}: begin -->", f"<!-- {command}: end -->"
+
+
+def replace_readme_block(text: str, markers: tuple[str, str], block: str, where: str) -> str:
+    """`text` with the lines between `markers` (`readme_markers`) replaced by `block`;
+    `where` names the file in the error raised when the markers are missing or out of
+    order."""
+    begin, end = markers
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
         raise ExperimentError(f"{where}: expected a line {begin!r} and, after it, a line "
@@ -291,14 +331,18 @@ def replace_readme_block(text: str, scale: str, block: str, where: str) -> str:
 
 
 def write_readme_block(readme: str, experiments_dir: str, results_root: str,
-                       scale: str) -> None:
-    """Rewrites the README's generated rows for `scale` (`replace_readme_block`)."""
+                       scale: str, against: str | None = None) -> None:
+    """Rewrites the README's generated rows for `scale` (and `against`, the block whose
+    markers name both) (`replace_readme_block`)."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     link_root = os.path.relpath(results_root, os.path.dirname(os.path.abspath(readme)))
     block = readme_block(summarize(experiments_dir, results_root, scale),
-                         link_root.replace(os.sep, "/"))
-    atomic_write_bytes(readme, replace_readme_block(text, scale, block, readme).encode())
+                         link_root.replace(os.sep, "/"),
+                         summarize(experiments_dir, results_root, against) if against
+                         else None)
+    atomic_write_bytes(readme, replace_readme_block(text, readme_markers(scale, against),
+                                                    block, readme).encode())
 
 
 def write_summary(experiments_dir: str, results_root: str, scale: str,

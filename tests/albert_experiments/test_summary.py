@@ -189,3 +189,36 @@ def test_against_lays_two_scales_claims_side_by_side(tmp_path, capsys):
     assert experiment_main(["summary", "--scale", "wide", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 0
     assert "## Against" not in capsys.readouterr().out
+
+
+def test_the_readme_rows_against_another_scale_put_each_tables_rows_together(tmp_path, capsys):
+    """Table 4 is run at `wide` and `micro`; Table 12 has no `wide` scale: its `micro` row
+    stands under a line that says so."""
+    experiments, results = _micro_tables(tmp_path)
+    path = experiments / "table4_size.yaml"
+    table = yaml.safe_load(path.read_text())
+    table["scales"]["wide"] = table["scales"]["micro"]
+    path.write_text(yaml.safe_dump(table))
+    (results / "table4_size" / "wide").mkdir()
+    (results / "table4_size" / "wide" / "results.json").write_text(
+        (results / "table4_size" / "micro" / "results.json").read_text())
+    readme = tmp_path / "README.md"
+    begin, end = readme_markers("wide", "micro")
+    assert begin == "<!-- albert-experiment summary --scale wide --against micro: begin -->"
+    readme.write_text(f"{begin}\n{end}\n")
+    assert experiment_main(["summary", "--scale", "wide", "--against", "micro",
+                            "--experiments_dir", str(experiments), "--results_root",
+                            str(results), "--readme", str(readme)]) == 0
+    capsys.readouterr()
+    lines = readme.read_text().splitlines()
+    headline = ("a beats b: downstream +3.0 [+1.0, +5.0] shown, MLM +5.2 [-1.0, +11.4] "
+                "not shown")
+    assert lines[3:7] == [
+        f"| [Title of table4_size](results/table4_size/wide/results.md) (wide) | 2 of 3 | "
+        f"1 of 4 | {headline} |",
+        f"| ↳ [micro](results/table4_size/micro/results.md) | 2 of 3 | 1 of 4 | {headline} |",
+        "| Title of table12_dropout (wide) | not at this scale (its file says why) | – | – |",
+        "| ↳ micro | 0 of 3 | – | – |"]
+    assert lines[8:10] == ["Fine-tunes stuck at the majority class over the wide tables: "
+                           "1 of 4.", "Fine-tunes stuck at the majority class over the "
+                           "micro tables: 1 of 4."]
