@@ -206,6 +206,8 @@ def _run(args, argv: list[str]) -> int:
     folders = _folders(args, spec)
     if args.command == "report":
         from albert_experiments.report import write_report
+        from albert_experiments.runner import sync_records
+        sync_records(spec, folders)  # runs made on another machine, and records to keep
         write_report(spec, folders, command="")
         return 0
     from albert_experiments.runner import run_experiment

@@ -22,6 +22,13 @@ import tf_keras
 
 from albert_experiments.curves import run_curves
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_experiments.records import (
+    RECORDS_DIR,
+    has_checkpoints,
+    record_folder,
+    restore_records,
+    save_record,
+)
 from albert_experiments.report import RANDOM_START, write_report
 from albert_experiments.result_store import (
     VariantResult,
@@ -120,7 +127,8 @@ def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: Pretrain
         raise ExperimentError(
             f"{result_path(config.train.model_dir)} was made with other settings than the "
             f"experiment file now gives "
-            f"({'; '.join(differences[:5])}); delete that variant folder to run it again, or "
+            f"({'; '.join(differences[:5])}); delete that variant folder (and its record under "
+            f"the report's {RECORDS_DIR}/ folder, which would restore it) to run it again, or "
             f"use another --work_dir")
     return result
 
@@ -170,21 +178,21 @@ class VariantRun:
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
-    """One step of a variant's run. It runs when the table asks for it (`wanted`) and its
-    part of the result is not there yet (`done`), adds that part, and the result is written
-    after it."""
+    """One step of a variant's run. It runs when the table asks for it (`wanted`: of the
+    table and the variant) and its part of the result is not there yet (`done`: of the table,
+    the run folder and the result), adds that part, and the result is written after it."""
     name: str
-    wanted: Callable[[VariantRun], bool]
-    done: Callable[[VariantRun, VariantResult], bool]
+    wanted: Callable[[ExperimentSpec, VariantSpec], bool]
+    done: Callable[[ExperimentSpec, str, VariantResult], bool]
     run: Callable[[VariantRun, VariantResult], None]
 
 
-def _always(run: VariantRun) -> bool:
+def _always(spec: ExperimentSpec, variant: VariantSpec) -> bool:
     return True
 
 
-def _has(part: str) -> Callable[[VariantRun, VariantResult], bool]:
-    return lambda run, result: part in result
+def _has(part: str) -> Callable[[ExperimentSpec, str, VariantResult], bool]:
+    return lambda spec, folder, result: part in result
 
 
 def _pretraining(run: VariantRun, result: VariantResult) -> None:
@@ -205,14 +213,16 @@ def _trend(run: VariantRun, result: VariantResult) -> None:
 
 def fine_tune_tasks(spec: ExperimentSpec, data: ExperimentData, result: VariantResult,
                     result_folder: str, run_dir: str, seq_length: int,
-                    start: Sequence[str] | None = None) -> None:
+                    start: Sequence[str] | None = None,
+                    after_each: Callable[[], None] = lambda: None) -> None:
     """Fine-tunes the run `run_dir` (or `start`, whose runs then live under `run_dir`) on each
     downstream task's missing seeds, keeping each seed in `result["downstream"]` and writing
-    `result` to `result_folder` as it finishes."""
+    `result` to `result_folder` as it finishes (then calling `after_each`)."""
     for task in spec.downstream:
         def keep(entry, name=task.name):
             result["downstream"][name] = entry
             write_result(result_folder, result)
+            after_each()
 
         fine_tune_variant(task, data.task_folder(task), run_dir, data.spm_model(), seq_length,
                           result["downstream"].get(task.name), keep, start)
@@ -229,18 +239,26 @@ STAGES = (
     Stage("pretraining", _always, _has("final_step"), _pretraining),
     # Right or wrong on every held-out prediction (their own file, for paired intervals).
     Stage("held-out outcomes", _always,
-          lambda run, result: load_outcomes(run.folder) is not None, _outcomes),
+          lambda spec, folder, result: load_outcomes(folder) is not None, _outcomes),
     Stage("sentence probes",
-          lambda run: (run.variant.objective == "none"
-                       and bool(run.spec.evaluation.sentence_probe_steps)),
+          lambda spec, variant: (variant.objective == "none"
+                                 and bool(spec.evaluation.sentence_probe_steps)),
           _has("sentence_probe"), _probes),
-    Stage("checkpoint trend", lambda run: run.spec.evaluation.checkpoint_trend,
+    Stage("checkpoint trend", lambda spec, variant: spec.evaluation.checkpoint_trend,
           _has("trend"), _trend),
     # Each task's missing seeds, each kept as it finishes.
-    Stage("downstream", lambda run: bool(run.spec.downstream),
-          lambda run, result: all(task_done(task, result["downstream"].get(task.name))
-                                  for task in run.spec.downstream), _downstream),
+    Stage("downstream", lambda spec, variant: bool(spec.downstream),
+          lambda spec, folder, result: all(
+              task_done(task, result.get("downstream", {}).get(task.name))
+              for task in spec.downstream), _downstream),
 )
+
+
+def missing_stages(spec: ExperimentSpec, variant: VariantSpec, folder: str,
+                   result: VariantResult) -> list[Stage]:
+    """The stages the table asks of `variant` whose part the result in `folder` lacks."""
+    return [stage for stage in STAGES
+            if stage.wanted(spec, variant) and not stage.done(spec, folder, result)]
 
 
 def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
@@ -255,10 +273,18 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
               f"not running it again")
     else:
         result = _copy_of_identical_run(spec, variant, data, folders, config) or {}
-    for stage in STAGES:
-        if stage.wanted(run) and not stage.done(run, result):
+    missing = missing_stages(spec, variant, run.folder, result) if result else []
+    if missing and not has_checkpoints(run.folder):
+        raise ExperimentError(
+            f"{variant.name}: its result in {run.folder} (restored from the table's record, "
+            f"without checkpoints) lacks {', '.join(stage.name for stage in missing)}, which "
+            f"needs the pretrained model; delete {run.folder} and "
+            f"{record_folder(folders.results_dir, variant.name)} to pretrain it again")
+    for stage in STAGES:  # each checked as the one before it has run
+        if stage.wanted(spec, variant) and not stage.done(spec, run.folder, result):
             stage.run(run, result)
             write_result(run.folder, result)
+    save_record(folders.results_dir, variant.name, run.folder)
     return result
 
 
@@ -390,13 +416,35 @@ def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] =
     """Runs the variants of `spec` (`variants_to_run`) and writes the report of every
     finished variant; returns the report's content."""
     chosen = variants_to_run(spec, only)
+    sync_records(spec, folders)
     data = ExperimentData(spec, folders.data_dir, progress)
     heldout = {objective: data.heldout_shards(objective) for objective in HELDOUT_OBJECTIVES}
     for variant in chosen:
         run_variant(spec, variant, data, folders, heldout)
+        write_report(spec, folders, command)  # the report grows as each variant finishes
     if spec.evaluation.random_start and spec.downstream:
         run_random_start(spec, data, folders)
     return write_report(spec, folders, command)
+
+
+def sync_records(spec: ExperimentSpec, folders: Folders) -> None:
+    """Copies the table's records (`albert_experiments.records`) of runs that this machine's
+    work folder lacks into it, then keeps a record of every finished run there that has none
+    or an older one (runs made before records were kept, or by an interrupted command)."""
+    names = [*(variant.name for variant in spec.variants), RANDOM_START]
+    restored = restore_records(folders.results_dir, folders.work_dir, names)
+    if restored:
+        print(f"albert-experiment: restored {', '.join(restored)} from the records in "
+              f"{os.path.join(folders.results_dir, RECORDS_DIR)} (their run folders are not "
+              f"on this machine)")
+    for variant in spec.variants:
+        folder = os.path.join(folders.work_dir, variant.name)
+        result = read_result(folder)
+        if result is not None and not missing_stages(spec, variant, folder, result):
+            save_record(folders.results_dir, variant.name, folder)
+    if read_result(os.path.join(folders.work_dir, RANDOM_START)) is not None:
+        save_record(folders.results_dir, RANDOM_START,
+                    os.path.join(folders.work_dir, RANDOM_START))
 
 
 def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folders
@@ -421,6 +469,8 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
                   f"{source}; copying it to {folder}")
             copy_folder(source, folder)
             result["copied_from"] = source
-    fine_tune_tasks(spec, data, result, os.path.join(folders.work_dir, RANDOM_START), folder,
-                    config.data.max_seq_length, start_overrides("", "random", folder, model))
+    result_folder = os.path.join(folders.work_dir, RANDOM_START)
+    fine_tune_tasks(spec, data, result, result_folder, folder, config.data.max_seq_length,
+                    start_overrides("", "random", folder, model),
+                    lambda: save_record(folders.results_dir, RANDOM_START, result_folder))
     return result

@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -158,6 +159,8 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     # the notes written beside it by hand.
     with open(os.path.join(micro["results"], "notes.md"), "w") as f:
         f.write("## Reading\n\nWhat these rows say.\n")
+    # A finished run without a record (one made before records were kept) gets one.
+    shutil.rmtree(os.path.join(micro["results"], "records", "nsp"))
     assert experiment_main(["report", micro["path"], "--scale", "micro", "--work_dir",
                             micro["work"], "--results_dir", micro["results"]]) == 0
     with open(os.path.join(micro["results"], "results.md")) as f:
@@ -171,6 +174,38 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     output = capsys.readouterr().out
     assert "nsp is finished" in output and "sop is finished" in output
     assert "variant" not in output.replace("finished", "")
+
+    with np.load(os.path.join(micro["results"], "records", "nsp",
+                              "heldout_outcomes.npz")) as kept:
+        assert "mlm_correct" in kept.files
+
+    # Another machine: the work folder is gone, the report's folder (kept in git) is not.
+    # Its records rewrite the same report and let `run` skip what is done.
+    for name in ("nsp", "sop", "random_start"):
+        assert os.path.exists(os.path.join(micro["results"], "records", name, "result.json"))
+    elsewhere = micro["work"] + "_on_another_machine"
+    assert experiment_main(["report", micro["path"], "--scale", "micro", "--work_dir",
+                            elsewhere, "--results_dir", micro["results"]]) == 0
+    assert "restored nsp, sop, random_start from the records" in capsys.readouterr().out
+    restored = json.loads(open(os.path.join(micro["results"], "results.json")).read())
+    for part in ("variants", "random_start", "verdicts", "pretraining_gains",
+                 "unigram_plateau", "command"):
+        assert restored[part] == rewritten[part], part
+    run_elsewhere = ["run", micro["path"], "--scale", "micro", "--work_dir", elsewhere,
+                     "--data_dir", micro["data"], "--results_dir", micro["results"],
+                     "--no_progress"]
+    assert experiment_main(run_elsewhere) == 0
+    output = capsys.readouterr().out
+    assert "nsp is finished" in output and "sop is finished" in output
+    assert "variant" not in output.replace("finished", "")
+    # A part the table asks for that the record lacks needs the checkpoints it has not.
+    lacking = json.loads(open(os.path.join(elsewhere, "sop", "result.json")).read())
+    del lacking["trend"]
+    with open(os.path.join(elsewhere, "sop", "result.json"), "w") as f:
+        json.dump(lacking, f)
+    assert experiment_main(run_elsewhere) == 2
+    assert "lacks checkpoint trend, which needs the pretrained model" in \
+        capsys.readouterr().err
 
     # Another table with the same variant copies the finished run instead of pretraining it.
     other_work = os.path.join(os.path.dirname(micro["work"]), "other_table")
