@@ -203,22 +203,23 @@ def moved(before: str, after: str) -> str:
 
 
 def compare_scales(summary: dict[str, Any], against: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every claim of the tables at `summary`'s scale, paired with the same claim (text and
-    metrics) at `against`'s scale: rows of table, verdict at each scale (None where the
-    other scale's report lacks it) and the movement."""
-    earlier = {(table["name"], *_claim_key(verdict)): verdict
-               for table in against["tables"] for verdict in table["verdicts"]}
-    rows = []
-    for table in summary["tables"]:
-        for verdict in table["verdicts"]:
-            before = earlier.get((table["name"], *_claim_key(verdict)))
-            rows.append({"table": table["paper_table"].split(" ")[0], "verdict": verdict,
-                         "against": before,
-                         "movement": moved(before["outcome"] if before else "not run",
-                                           verdict["outcome"])})
+    """Every claim-measure of the tables at either scale, in the paper's order: rows of
+    table, its verdict at `summary`'s scale and at `against`'s (None where that scale has
+    no report of it) and the movement from `against` to `summary`."""
+    verdicts: dict[tuple, dict[str, Any]] = {}
+    for side, found in (("verdict", summary), ("against", against)):
+        for table in found["tables"]:
+            for verdict in table["verdicts"]:
+                key = (table_number(table["name"]), table["name"], *_claim_key(verdict))
+                row = verdicts.setdefault(key, {
+                    "table": table["paper_table"].split(" ")[0], "verdict": None,
+                    "against": None})
+                row[side] = verdict
+    rows = [verdicts[key] for key in sorted(verdicts, key=lambda key: key[0])]
+    for row in rows:
+        row["movement"] = moved(*((row[side] or {}).get("outcome", "not run")
+                                  for side in ("against", "verdict")))
     return rows
-
-
 def comparison_markdown(summary: dict[str, Any], against: dict[str, Any]) -> str:
     """The section `--against` adds: counts of each movement, then every claim."""
     rows = compare_scales(summary, against)
@@ -226,19 +227,21 @@ def comparison_markdown(summary: dict[str, Any], against: dict[str, Any]) -> str
     counts = {movement: sum(row["movement"] == movement for row in rows)
               for movement in MOVEMENTS}
     lines = [f"## Against the {other} scale", "",
-             f"Over {len(rows)} claim-measures of the tables run at the {scale} scale, the "
-             f"verdict moved toward the paper's in {counts['toward the paper']}, away from it "
+             f"Of {len(rows)} claim-measures, the verdict moved from the {other} to the "
+             f"{scale} scale toward the paper's in {counts['toward the paper']}, away from it "
              f"in {counts['away from it']} and stayed in {counts['stayed']}; "
              f"{counts['not comparable']} are not run at one of the two scales.", "",
              f"| table | the paper's claim | metric | {other}: difference [95%], verdict | "
              f"{scale}: difference [95%], verdict | moved |", "|---|---|---|---|---|---|"]
     for row in rows:
         verdict, before = row["verdict"], row["against"]
-        metric = verdict["metric"] + (f" / {verdict['second_metric']}"
-                                      if verdict.get("second_metric") else "")
-        earlier = (f"{_difference(before)} {before['outcome']}" if before else "not run")
-        lines.append(f"| {row['table']} | {verdict['text']} | {metric} | {earlier} | "
-                     f"{_difference(verdict)} {verdict['outcome']} | {row['movement']} |")
+        either = verdict or before
+        metric = either["metric"] + (f" / {either['second_metric']}"
+                                     if either.get("second_metric") else "")
+        cells = [f"{_difference(found)} {found['outcome']}" if found else "not run"
+                 for found in (before, verdict)]
+        lines.append(f"| {row['table']} | {either['text']} | {metric} | {cells[0]} | "
+                     f"{cells[1]} | {row['movement']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -132,15 +132,18 @@ def test_the_readme_rows_quote_each_tables_headline_claims_from_its_report(tmp_p
 
 
 def test_the_committed_readme_rows_are_the_ones_the_committed_reports_give():
-    """The README's mini-scale table rows are generated, never edited by hand: rerun
-    `albert-experiment summary --scale mini --readme README.md` after a report changes."""
+    """The README's table rows (small scale, mini one line below) are generated, never
+    edited by hand: rerun `albert-experiment summary --scale small --against mini --readme
+    README.md` after a report changes."""
     with open(os.path.join(REPOSITORY, "README.md"), encoding="utf-8") as f:
         text = f.read()
-    begin, end = readme_markers("mini")
+    begin, end = readme_markers("small", "mini")
     committed = text[text.index(begin) + len(begin):text.index(end)].strip("\n")
-    summary = summarize(os.path.join(REPOSITORY, "experiments"),
-                        os.path.join(REPOSITORY, "experiments", "results"), "mini")
-    assert committed == readme_block(summary, "experiments/results")
+    experiments = os.path.join(REPOSITORY, "experiments")
+    results = os.path.join(experiments, "results")
+    assert committed == readme_block(summarize(experiments, results, "small"),
+                                     "experiments/results",
+                                     summarize(experiments, results, "mini"))
 
 
 def test_moved_ranks_verdicts_by_how_far_they_are_from_agreeing_with_the_paper():
@@ -176,15 +179,23 @@ def test_against_lays_two_scales_claims_side_by_side(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert (results / "summary-wide.md").read_text() == printed
     section = printed[printed.index("## Against the micro scale"):].splitlines()
-    assert ("Over 3 claim-measures of the tables run at the wide scale, the verdict moved "
-            "toward the paper's in 1, away from it in 1 and stayed in 0; 1 are not run at "
-            "one of the two scales.") in section
+    assert ("Of 3 claim-measures, the verdict moved from the micro to the wide scale toward "
+            "the paper's in 1, away from it in 1 and stayed in 0; 1 are not run at one of "
+            "the two scales.") in section
     assert ("| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] shown | "
             "+3.0 [-1.0, +5.0] not shown | away from it |") in section
     assert ("| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] not shown | "
             "+5.2 [+1.0, +11.4] shown | toward the paper |") in section
     assert ("| 4 | c beats b | mlm_accuracy | – not run | -4.0 [-6.0, -2.0] contradicted | "
             "not comparable |") in section
+    # A claim measured at micro only (the wide report lost it) is listed as not run there.
+    report["verdicts"] = report["verdicts"][1:]
+    (folder / "results.json").write_text(json.dumps(report))
+    assert experiment_main(["summary", "--scale", "wide", "--against", "micro",
+                            "--experiments_dir", str(experiments), "--results_root",
+                            str(results)]) == 0
+    assert ("| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] shown | not run | "
+            "not comparable |") in capsys.readouterr().out.splitlines()
     # Without --against the page has no such section.
     assert experiment_main(["summary", "--scale", "wide", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 0
