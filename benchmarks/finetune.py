@@ -10,10 +10,13 @@ runs (`GlueTask.convert`: tokenize, truncate, pack; `squad.convert_examples`: co
 offsets, windows; `squad_postprocess.predict_answers` on random logits). Without
 `--spm_model`, an 8,000-piece SentencePiece model is trained on the same docstrings.
 
-Train step: an `AlbertClassifier` with AdamW, XLA on, batches of `--batch_size` whose rows
-hold `--text_length` tokens (GLUE sentence pairs are mostly under 64 pieces): once padded to
+Train step: an `AlbertClassifier` with AdamW, batches of `--batch_size` whose rows hold
+`--text_length` tokens (GLUE sentence pairs are mostly under 64 pieces): once padded to
 `--max_seq_length` (512, as the paper's GLUE recipes and the original code run them), once
-cut to the batch's longest row rounded up to 16, as `albert_tf.finetuning.datasets` does. Model
+cut to the batch's longest row rounded up to 16, as `albert_tf.finetuning.datasets` does;
+each with XLA on and off (`--xla`). A fine-tune with cut batches meets up to
+max_seq_length / 16 shapes in training and as many again in evaluation, and XLA compiles
+each one: the first step's time less a step's is that cost per shape. Model
 FLOPs come from `albert_tf.flops` (encoder forward x 3); utilisation is over a float32
 matmul peak measured in the same run. Prints a table and writes JSON to
 `benchmarks/results/finetune-<host>.json`.
@@ -100,7 +103,7 @@ def conversion_rates(tokenizer: AlbertTokenizer, texts: list[str], pairs: int,
 
 
 def train_step_rate(config, batch_size: int, text_length: int, max_seq_length: int,
-                    trimmed: bool, steps: int) -> dict:
+                    trimmed: bool, steps: int, jit_compile: bool) -> dict:
     """Seconds per classifier train step on batches of `text_length`-token rows."""
     rng = np.random.default_rng(0)
     mask = np.zeros((batch_size, max_seq_length), np.int32)
@@ -117,7 +120,7 @@ def train_step_rate(config, batch_size: int, text_length: int, max_seq_length: i
     tf_keras.utils.set_random_seed(0)
     model = AlbertClassifier(config, num_classes=2)
     model.compile(optimizer=create_optimizer(OptimizerConfig(type="adamw", warmup_steps=1),
-                                             1000), jit_compile=True)
+                                             1000), jit_compile=jit_compile)
     iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
     train = model.make_train_function()
     _, first = timed(lambda: train(iterator)["loss"].numpy())
@@ -139,6 +142,7 @@ def main() -> None:
                         help="tokens per row (rows hold between half of this and this)")
     parser.add_argument("--max_seq_length", type=int, default=512)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--xla", nargs="+", choices=["on", "off"], default=["on", "off"])
     parser.add_argument("--pairs", type=int, default=20000)
     parser.add_argument("--questions", type=int, default=5000)
     parser.add_argument("--output")
@@ -155,23 +159,32 @@ def main() -> None:
         print(f"{row['step']:<40} {row['examples']:>9} {row['examples_per_second']:>11.0f}")
     peak = measure_matmul_peak()
     steps = []
-    print(f"\nmatmul peak {peak / 1e9:.0f} GFLOP/s\n{'preset':<12} {'padding':<10} {'seq':>4} "
-          f"{'step s':>8} {'examples/s':>11} {'MFU':>6}")
+    print(f"\nmatmul peak {peak / 1e9:.0f} GFLOP/s\n{'preset':<12} {'padding':<8} {'XLA':<4} "
+          f"{'seq':>4} {'step s':>8} {'first s':>8} {'examples/s':>11} {'MFU':>6}")
     for preset in args.presets:
         config = dataclasses.replace(load_preset(preset), vocab_size=tokenizer.vocab_size)
         max_seq_length = min(args.max_seq_length, config.max_position_embeddings)
+        rows = {}
         for trimmed in (False, True):
-            row = train_step_rate(config, args.batch_size, args.text_length, max_seq_length,
-                                  trimmed, args.steps)
-            row.update(preset=preset, padding="cut" if trimmed else "full",
-                       mfu=row["flops_per_second"] / peak)
-            steps.append(row)
-            print(f"{preset:<12} {row['padding']:<10} {row['seq_length']:>4} "
-                  f"{row['step_seconds']:>8.3f} {row['examples_per_second']:>11.1f} "
-                  f"{100 * row['mfu']:>5.1f}%")
-        full, cut = steps[-2], steps[-1]
-        print(f"{preset:<12} speed-up of cutting padding: "
-              f"{full['step_seconds'] / cut['step_seconds']:.1f}x")
+            for xla in args.xla:
+                row = train_step_rate(config, args.batch_size, args.text_length,
+                                      max_seq_length, trimmed, args.steps, xla == "on")
+                row.update(preset=preset, padding="cut" if trimmed else "full", xla=xla,
+                           mfu=row["flops_per_second"] / peak)
+                rows[row["padding"], xla] = row
+                steps.append(row)
+                print(f"{preset:<12} {row['padding']:<8} {xla:<4} {row['seq_length']:>4} "
+                      f"{row['step_seconds']:>8.3f} {row['first_step_seconds']:>8.2f} "
+                      f"{row['examples_per_second']:>11.1f} {100 * row['mfu']:>5.1f}%")
+        for xla in args.xla:
+            print(f"{preset:<12} XLA {xla}: speed-up of cutting padding "
+                  f"{rows['full', xla]['step_seconds'] / rows['cut', xla]['step_seconds']:.1f}x")
+        if len(args.xla) == 2:
+            on, off = rows["cut", "on"], rows["cut", "off"]
+            print(f"{preset:<12} XLA on cut batches: step time x"
+                  f"{on['step_seconds'] / off['step_seconds']:.2f}, each new shape costs "
+                  f"{on['first_step_seconds'] - on['step_seconds']:.1f} s to compile "
+                  f"(off: {off['first_step_seconds'] - off['step_seconds']:.1f} s to trace)")
     result = {**machine(), "tensorflow": tf.__version__, "matmul_peak_flops": peak,
               "batch_size": args.batch_size, "text_length": args.text_length,
               "max_seq_length": args.max_seq_length,

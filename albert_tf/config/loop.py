@@ -23,7 +23,10 @@ class TrainingLoopConfig:
             of the whole batch (memory for one micro-batch of activations).
         train_steps: optimizer steps in total (also the learning-rate decay length).
         steps_per_execution: steps run inside one `tf.function` call (host overhead / N).
-        jit_compile: XLA; null (auto): on wherever it works (one replica, or GPUs/TPUs).
+        jit_compile: XLA; null (auto): on wherever it works (one replica, or GPUs/TPUs),
+            except on CPUs when batch shapes vary (fine-tuning without
+            `data.static_shapes`), where each new shape costs a compilation and XLA buys
+            no step time.
         precision: `float32`, `mixed_float16` (GPU) or `mixed_bfloat16` (TPU, recent CPUs).
         seed: weight initialization, dropout and data order.
         log_every_steps: steps between TensorBoard scalars.

@@ -74,7 +74,12 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
 
 
 def uses_only_cpus(strategy: tf.distribute.Strategy) -> bool:
-    devices: Sequence[str] = getattr(strategy.extended, "worker_devices", ())
+    """Whether every replica of `strategy` runs on a CPU (the default strategy: whether the
+    machine has no GPU, since it would place the run there)."""
+    try:
+        devices: Sequence[str] = strategy.extended.worker_devices
+    except (AttributeError, RuntimeError):  # the default strategy has no device list
+        devices = ()
     if not devices:
         return not tf.config.list_logical_devices("GPU")
     return all("CPU" in device.upper() for device in devices)
@@ -88,14 +93,20 @@ def xla_supported(strategy: tf.distribute.Strategy) -> bool:
     return strategy.num_replicas_in_sync == 1 or not uses_only_cpus(strategy)
 
 
-def resolve_jit_compile(config, strategy) -> bool:
-    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works); any run
-    config with `train` and `distribution` sections."""
+def resolve_jit_compile(config, strategy, varying_shapes: bool = False) -> bool:
+    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works and pays); any
+    run config with `train` and `distribution` sections.
+
+    `varying_shapes`: the batches change shape during the run (fine-tuning cuts each batch
+    to its longest row). XLA compiles once per shape; on CPUs that costs seconds a shape
+    and saves at most milliseconds a step (`benchmarks/finetune.py`), so null leaves it off
+    there: a 600-step fine-tune of a small model takes half to four fifths of the time.
+    """
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return False  # TPUs compile every step with XLA anyway
     requested = config.train.jit_compile
     if requested is None:
-        return xla_supported(strategy)
+        return xla_supported(strategy) and not (varying_shapes and uses_only_cpus(strategy))
     if requested and not xla_supported(strategy):
         raise ConfigError("field 'train.jit_compile': XLA with several replicas on CPU devices "
                           "fails inside TensorFlow 2.20; set train.jit_compile=false "
