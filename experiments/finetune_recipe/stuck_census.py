@@ -5,6 +5,11 @@ beside the dev one:
     python experiments/finetune_recipe/stuck_census.py --tasks_dir runs/tasks
     python experiments/finetune_recipe/stuck_census.py --tasks_dir runs/tasks --mark
 
+`--shapes` adds the measurement issue's view: the fine-tunes made with the corrected recipe,
+by model shape (hidden size x layers) and start, against the nine shapes its "done" names
+(hidden 64, 128 and 256 at 2, 4 and 12 layers); a table's variant reads its shape from its
+settings, a recipe-study run from its `pretraining.json`.
+
 A run made before the stuck flag was kept is judged by its dev score against its task's dev
 majority share (from the task folder's `source.json`, as `albert-data task` writes it; zero
 correlation for a similarity task). `--mark` writes those flags into the tables'
@@ -102,6 +107,89 @@ def census(floors: dict[str, float], root: str = ROOT) -> list[dict]:
     return rows
 
 
+TARGET_SHAPES = [(hidden, layers) for hidden in (64, 128, 256) for layers in (2, 4, 12)]
+
+
+def _shape(model: dict) -> tuple[int, int]:
+    return int(model["hidden_size"]), int(model["num_layers"])
+
+
+def shaped_runs(floors: dict[str, float], root: str = ROOT) -> list[dict]:
+    """Every fine-tune made with the corrected recipe whose model shape the results say:
+    {file, shape, start, task, seed, stuck}. Runs that one report reads from another (a
+    study lever sharing the reference's random start, the grid's reference row) are counted
+    once, by (shape, start, task, seed, score)."""
+    found, seen = [], set()
+
+    def add(file, shape, start, task, seed, run):
+        key = (shape, start, task, seed, run.get("value"), run.get("test"))
+        if key not in seen:
+            seen.add(key)
+            found.append({"file": file, "shape": shape, "start": start, "task": task,
+                          "seed": seed, "stuck": judged(run, task, floors)})
+
+    for path in sorted(glob.glob(os.path.join(root, "table*", "*", "results.json"))):
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+        if recipe_of(report, "results.json") == "small_model":
+            continue  # made before the correction
+        for row in report_rows(report):
+            is_random = row is report.get("random_start")
+            model = row["model"] if is_random else row["settings"]["model"]
+            for task, entry in row.get("downstream", {}).items():
+                for seed, run in entry.get("seeds", {}).items():
+                    add(os.path.relpath(path, root), _shape(model),
+                        "random" if is_random else "pretrained", task, seed, run)
+    for path in sorted(glob.glob(os.path.join(root, "**", "pretraining.json"),
+                                 recursive=True)):
+        suite_path = os.path.join(os.path.dirname(path), "downstream.json")
+        if not os.path.exists(suite_path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            pretraining = json.load(f)
+        with open(suite_path, encoding="utf-8") as f:
+            report = json.load(f)
+        if recipe_of(report, "downstream.json") != "bias correction":
+            continue
+        for start, task, seed, run in _runs_of_suite(report):
+            add(os.path.relpath(suite_path, root), _shape(pretraining), start, task, seed, run)
+    return found
+
+
+def shape_table(runs: list[dict]) -> list[dict]:
+    """One row per (shape, start): fine-tunes, stuck, tasks; the nine target shapes always
+    listed, with zero where nothing is measured yet."""
+    keys = sorted({(run["shape"], run["start"]) for run in runs}
+                  | {(shape, start) for shape in TARGET_SHAPES
+                     for start in ("pretrained", "random")})
+    rows = []
+    for shape, start in keys:
+        mine = [run for run in runs if run["shape"] == shape and run["start"] == start]
+        rows.append({"hidden_size": shape[0], "num_layers": shape[1], "start": start,
+                     "target": shape in TARGET_SHAPES, "fine_tunes": len(mine),
+                     "stuck": sum(run["stuck"] for run in mine),
+                     "tasks": sorted({run["task"] for run in mine}),
+                     "files": sorted({run["file"] for run in mine})})
+    return rows
+
+
+def shape_markdown(rows: list[dict]) -> str:
+    lines = ["| shape (H x layers) | start | one of the nine | fine-tunes | stuck | tasks |",
+             "|---|---|---|---:|---:|---|"]
+    for row in rows:
+        lines.append(f"| {row['hidden_size']} x {row['num_layers']} | {row['start']} | "
+                     f"{'yes' if row['target'] else ''} | {row['fine_tunes']} | "
+                     f"{row['stuck']} | {', '.join(row['tasks']) or '–'} |")
+    covered = {(row["hidden_size"], row["num_layers"]) for row in rows
+               if row["target"] and row["fine_tunes"]}
+    both = [shape for shape in TARGET_SHAPES if all(
+        row["fine_tunes"] for row in rows
+        if (row["hidden_size"], row["num_layers"]) == shape)]
+    lines.append(f"\nOf the nine shapes, {len(covered)} have fine-tunes and {len(both)} "
+                 f"have both starts fine-tuned.")
+    return "\n".join(lines)
+
+
 def mark_table(path: str, floors: dict[str, float]) -> None:
     """Writes the stuck flags into one table's results.json and its section into
     results.md."""
@@ -149,6 +237,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks_dir", required=True, help="the albert-data task folders")
     parser.add_argument("--mark", action="store_true")
     parser.add_argument("--json", help="also write the counts here")
+    parser.add_argument("--shapes", action="store_true",
+                        help="also count the corrected recipe's fine-tunes by model shape")
     args = parser.parse_args(argv)
     floors = dev_floors(args.tasks_dir)
     if args.mark:
@@ -163,9 +253,14 @@ def main(argv=None) -> int:
     total = {key: sum(row[key] for row in rows) for key in ("fine_tunes", "stuck",
                                                             "with_test")}
     print(f"| all | | {total['fine_tunes']} | {total['stuck']} | {total['with_test']} |")
+    shapes = shape_table(shaped_runs(floors)) if args.shapes else None
+    if shapes is not None:
+        print("\n" + shape_markdown(shapes))
     if args.json:
-        atomic_write_bytes(args.json, json.dumps({"results": rows, "total": total},
-                                                 indent=1).encode())
+        record = {"results": rows, "total": total}
+        if shapes is not None:
+            record["shapes"] = shapes
+        atomic_write_bytes(args.json, json.dumps(record, indent=1).encode())
     return 0
 
 
