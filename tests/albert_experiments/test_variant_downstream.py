@@ -16,7 +16,7 @@ from albert_tf.comparison import seed_loop
 def _fake_scores(calls):
     """Seed k scores 0.5 + k/10 on dev and 0.45 + k/10 on test; one answer for every example
     scores 0.6, so seed 1 is stuck."""
-    def fine_tune_scores(task, overrides, metric=None, label=None):
+    def fine_tune_scores(task, overrides, metric=None, label=None, pool=None):
         calls.append((task, list(overrides)))
         seed = int(next(o for o in overrides if o.startswith("train.seed=")).split("=")[1])
         return {"metric": "accuracy", "split": "dev", "value": 0.5 + seed / 10,

@@ -3,6 +3,7 @@ constant-answer floor and the stuck flag, the one seed loop, and the pretrained-
 comparison (scored on test, paired by seed, failed when the random start is stuck)."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -72,7 +73,7 @@ def test_stuck_means_within_one_point_of_the_constant_answer():
 def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
     calls, kept = [], []
 
-    def fake(task, overrides, metric=None, label=None):
+    def fake(task, overrides, metric=None, label=None, pool=None):
         calls.append(list(overrides))
         seed = int(overrides[-2].split("=")[1])
         return {"metric": "accuracy", "value": 0.2 * seed, "test": 0.2 * seed - 0.05,
@@ -88,6 +89,12 @@ def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
     assert records["1"]["stuck"] and not records["3"]["stuck"]  # 0.2 and 0.6 against 0.3
     assert records["3"]["test"] == pytest.approx(0.55) and records["2"] == _record(0.9)
     assert seed_loop.DEFAULT_SEEDS == (1, 2, 3, 4, 5)
+
+
+def test_the_child_process_serves_runs_per_process_runs_then_is_replaced():
+    with seed_loop.child_process(2) as pool:
+        workers = [pool.submit(os.getpid).result() for _ in range(3)]
+    assert workers[0] == workers[1] != workers[2] and os.getpid() not in workers
 
 
 def test_a_fine_tune_in_a_child_process_raises_its_error_here(tmp_path):
