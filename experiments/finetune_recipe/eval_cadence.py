@@ -2,10 +2,10 @@
 `--every` steps instead of the suite's 200, five seeds each, through the suite's seed loop:
 is a start's best checkpoint one the suite's cadence never sees?
 
-    python experiments/finetune_recipe/eval_cadence.py \
-        --pretrained runs/experiments/table6_sentence_objective/small/none \
-        --random_config runs/experiments/table6_sentence_objective/small/random_start/model-a4e57ee6/model_config.yaml \
-        --spm_model runs/experiments/table6_sentence_objective/small/none/albert.model \
+    T6=runs/experiments/table6_sentence_objective/small
+    python experiments/finetune_recipe/eval_cadence.py --pretrained $T6/none \
+        --random_config $T6/random_start/model-a4e57ee6/model_config.yaml \
+        --spm_model $T6/none/debian-prose-8000-64e3cf2e0a.model \
         --task stsb --data_dir runs/tasks/lee-pairs --every 25 --work runs/eval_cadence \
         --output experiments/results/finetune_recipe/lee_pairs_cadence/summary.json
 
