@@ -48,9 +48,10 @@ def dev_floors(tasks_dir: str) -> dict[str, float]:
     return floors
 
 
-def _runs_of_table(report: dict) -> list[tuple[str, str, str, dict]]:
-    """(row, task, seed, run) of every fine-tune in a table's results.json."""
-    return [(row["name"], task, seed, run) for row in report_rows(report)
+def _runs_of_table(report: dict) -> list[tuple[dict, str, str, dict]]:
+    """(row, task, seed, run) of every fine-tune in a table's results.json; the row is the
+    report's own (its settings say the shape)."""
+    return [(row, task, seed, run) for row in report_rows(report)
             for task, entry in row.get("downstream", {}).items()
             for seed, run in entry.get("seeds", {}).items()]
 
@@ -133,13 +134,11 @@ def shaped_runs(floors: dict[str, float], root: str = ROOT) -> list[dict]:
             report = json.load(f)
         if recipe_of(report, "results.json") == "small_model":
             continue  # made before the correction
-        for row in report_rows(report):
+        for row, task, seed, run in _runs_of_table(report):
             is_random = row is report.get("random_start")
             model = row["model"] if is_random else row["settings"]["model"]
-            for task, entry in row.get("downstream", {}).items():
-                for seed, run in entry.get("seeds", {}).items():
-                    add(os.path.relpath(path, root), _shape(model),
-                        "random" if is_random else "pretrained", task, seed, run)
+            add(os.path.relpath(path, root), _shape(model),
+                "random" if is_random else "pretrained", task, seed, run)
     for path in sorted(glob.glob(os.path.join(root, "**", "pretraining.json"),
                                  recursive=True)):
         suite_path = os.path.join(os.path.dirname(path), "downstream.json")
