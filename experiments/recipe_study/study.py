@@ -74,6 +74,10 @@ LEVERS = {
     "e_128": Variant(overrides=("model.embedding_size=128",)),
     "no_sentence_objective": Variant(overrides=("sentence_objective=none",)),
     "dynamic_masking": Variant(overrides=("data.dynamic_masking=true",)),
+    # n-gram against single-piece masking: the paper's spans of up to 3 pieces (the shards'
+    # and `dynamic_masking`'s) against every masked piece drawn alone, masks drawn afresh
+    # on each read in both, so the pair differs in the spans only.
+    "single_piece": Variant(overrides=("data.dynamic_masking=true", "data.ngram=1")),
     "lr_5e-4": Variant(overrides=("optimizer.learning_rate=0.0005",)),
     "lr_2e-3": Variant(overrides=("optimizer.learning_rate=0.002",)),
     "lr_4e-3": Variant(overrides=("optimizer.learning_rate=0.004",)),
