@@ -109,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
                             help="where random starts are fine-tuned, shared by every run of "
                                  "the same sizes, tokenizer and recipe (default: "
                                  "<tasks_dir>/random_starts)")
+    downstream.add_argument("--random_records", metavar="DIR",
+                            help="a folder kept in git: each finished random-start seed is "
+                                 "recorded there, and seeds recorded there are not "
+                                 "fine-tuned again (another machine goes on from them)")
     add_verbose_flag(downstream)
     probe = commands.add_parser(
         "probe", help="a linear model on a run's frozen encoder outputs and on random "
@@ -226,7 +230,7 @@ def _downstream(args) -> int:
         return fail("albert-experiment downstream", f"--tasks_dir {args.tasks_dir}: no such "
                     f"folder (write tasks with `albert-data task --source NAME`)")
     report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
-                            args.random_starts)
+                            args.random_starts, args.random_records)
     print(downstream_markdown(report))
     return 0
 

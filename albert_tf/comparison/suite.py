@@ -21,6 +21,12 @@ interrupted one, and a task folder written anew is fine-tuned anew; a task that 
 reported with its error and the others go on. A changed recipe (`--override`) is a suite of
 its own: its runs and report are named `downstream-<digest of the overrides>`, beside the
 plain recipe's.
+
+Random-start folders stay on the machine that made them. With `random_records` (a folder
+kept in git), each finished random-start seed is also written to
+`<random_records>/<random-start digest>/<task>-<data digest>.json`, and seeds found there
+are not fine-tuned again: another machine goes on from the committed records, as a table
+does from its own (`albert_experiments.records`).
 """
 
 from __future__ import annotations
@@ -87,20 +93,55 @@ def task_data_digest(task_folder: str) -> str:
                                         if file_name.endswith(".tsv")]))
 
 
+def random_record_path(random_records: str, random_folder: str, name: str, data: str) -> str:
+    """Where the committed seed records of one task's random start are kept:
+    `<random_records>/<random-start digest>/<task>-<data digest>.json`."""
+    return os.path.join(random_records, os.path.basename(random_folder), f"{name}-{data}.json")
+
+
+def read_seed_records(path: str | None) -> dict[str, Any]:
+    """Seed -> record of a random start's record file (empty when there is none)."""
+    if path is None or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _record_keeper(path: str | None):
+    """Writes a seed loop's records (all so far) to `path`, keeping seeds it already held."""
+    if path is None:
+        return None
+
+    def keep(records: dict[str, Any]) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        merged = {**read_seed_records(path), **records}
+        atomic_write_bytes(path, json.dumps(dict(sorted(merged.items(), key=lambda item: int(
+            item[0]))), indent=1).encode())
+    return keep
+
+
 def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
               starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
-              stored: dict[str, Any]) -> dict[str, Any]:
+              stored: dict[str, Any], random_records: str | None = None) -> dict[str, Any]:
     """One task's seeds from both starts, their comparison and the bag-of-words baseline.
     Each start's runs are kept under its folder of `folders` per task and digest of the
     task's data, and `stored` (this task's row of an earlier report) gives the seeds already
-    done when it was made from the same data: a changed task folder is fine-tuned anew."""
+    done when it was made from the same data: a changed task folder is fine-tuned anew. The
+    random start's seeds are also read from and written to its record file under
+    `random_records` (`random_record_path`), when given."""
     data = task_data_digest(task_folder)
     places = {start: os.path.join(folders[start], f"{name}-{data}") for start in STARTS}
     done = stored.get("seeds", {}) if stored.get("data") == data else {}
+    record_file = (random_record_path(random_records, folders["random"], name, data)
+                   if random_records else None)
+    done = {**done, "random": {**read_seed_records(record_file), **done.get("random", {})}}
+    keepers = {"pretrained": None, "random": _record_keeper(record_file)}
     records = {start: fine_tune_seeds(
         task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds, places[start],
         {seed: run for seed, run in done.get(start, {}).items() if int(seed) in seeds},
-        label=name) for start in STARTS}
+        keep=keepers[start], label=name) for start in STARTS}
+    if keepers["random"] is not None:  # seeds the stored report already had, kept too
+        keepers["random"](records["random"])
     comparison = compare_starts(records["pretrained"], records["random"])
     baseline = {"dev": baseline_score(task_folder, task)}
     if test_labels_path(task_folder):
@@ -111,13 +152,14 @@ def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
 
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
-                   overrides: Sequence[str] = (), random_starts: str | None = None
-                   ) -> dict[str, Any]:
+                   overrides: Sequence[str] = (), random_starts: str | None = None,
+                   random_records: str | None = None) -> dict[str, Any]:
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
     `overrides`); writes `<suite>.json` (and `.md`; `suite_name`) in `run_dir` after each
     task, so an interrupted run leaves the finished tasks' report, and returns it. Random
     starts are fine-tuned under `random_starts` (default `<tasks_dir>/random_starts`;
-    `random_start_folder`), so runs of the same sizes share them."""
+    `random_start_folder`), so runs of the same sizes share them, and their seed records are
+    kept under `random_records` when given (`random_record_path`)."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
@@ -135,13 +177,14 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
             rows[name] = _task_row(name, task, task_folder, shared, starts, folders, seeds,
-                                   stored.get(name, {}))
+                                   stored.get(name, {}), random_records)
         except Exception as error:  # one task's failure must not lose the others
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
         print(f"albert-experiment downstream: {name} done", flush=True)
-        report = _write_report(run_dir, tasks_dir, seeds, overrides, rows)  # after each task
-    return report or _write_report(run_dir, tasks_dir, seeds, overrides, rows)
+        report = _write_report(run_dir, tasks_dir, seeds, overrides, rows,
+                               random_folder)  # after each task
+    return report or _write_report(run_dir, tasks_dir, seeds, overrides, rows, random_folder)
 
 
 def _stored_rows(path: str, overrides: Sequence[str]) -> dict[str, Any]:
@@ -157,9 +200,11 @@ def _stored_rows(path: str, overrides: Sequence[str]) -> dict[str, Any]:
 
 
 def _write_report(run_dir: str, tasks_dir: str, seeds: Sequence[int],
-                  overrides: Sequence[str], rows: dict[str, Any]) -> dict[str, Any]:
+                  overrides: Sequence[str], rows: dict[str, Any], random_folder: str
+                  ) -> dict[str, Any]:
     report = {"run": run_dir, "tasks_dir": tasks_dir, "seeds": list(seeds),
               "recipe_name": SMALL_MODEL, "recipe": [*SMALL_MODEL_RECIPE, *overrides],
+              "random_start": os.path.basename(random_folder),
               "tasks": rows, "average": suite_average(rows)}
     atomic_write_bytes(os.path.join(run_dir, f"{suite_name(overrides)}.json"),
                        json.dumps(report, indent=1).encode())

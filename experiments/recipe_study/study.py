@@ -21,13 +21,15 @@ the reference run's), and the budget levers `budget_curve.md` / `.png`.
 
 Every step resumes: a finished pretraining (its `eval_results.json` at the last step) is
 not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
-skips finished seeds. Each finished shape's figures go to `--results`/<shape>/
-(`downstream.json` with `pretrain_hours`, the time in training steps read from the run's
-TensorBoard logs, and the machine; `downstream.md`; `pretraining.json`; `probe.json` and
-`probe.md`, the frozen-feature probe run before the fine-tunes), the grid's table
-to `--results`/grid.md, and with `--commit` into git at once, so a session that ends loses
-at most the variant it was on. Paths are relative to the working folder (the repository's
-root); the commands run are the ones beside this Python (its virtual environment's `bin`).
+skips finished seeds; the random starts' seeds are also recorded in `--random_records`
+(committed with each variant), so another machine fine-tunes none of them again. Each
+finished shape's figures go to `--results`/<shape>/ (`downstream.json` with
+`pretrain_hours`, the time in training steps read from the run's TensorBoard logs, and the
+machine; `downstream.md`; `pretraining.json`; `probe.json` and `probe.md`, the
+frozen-feature probe run before the fine-tunes), the grid's table to `--results`/grid.md,
+and with `--commit` into git at once, so a session that ends loses at most the variant it
+was on. Paths are relative to the working folder (the repository's root); the commands run
+are the ones beside this Python (its virtual environment's `bin`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ BIN = os.path.dirname(sys.executable)
 REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
 # The reference run's suite, which every variant's row is compared with, seed by seed.
 REFERENCE_REPORT = "experiments/results/recipe_study/shape_grid/h64_l4/downstream.json"
+# The random starts' seed records, shared by the grid and the levers (`albert-experiment
+# downstream --random_records`): a new machine fine-tunes none of them again.
+RANDOM_RECORDS = "experiments/results/recipe_study/random_starts"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -380,7 +385,8 @@ def write_budget_curve(levers_dir: str) -> list[str]:
     return paths
 
 
-def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool) -> None:
+def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool,
+           random_records: str = RANDOM_RECORDS) -> None:
     folder = os.path.join(results_dir, shape)
     os.makedirs(folder, exist_ok=True)
     report = _json(os.path.join(run_dir, "downstream.json"))
@@ -397,7 +403,7 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
     curve = write_budget_curve(results_dir) if shape.startswith("budget_") else []
     if commit:
         message = f"Recipe study: {shape} pretrained and fine-tuned"
-        paths = [folder, os.path.join(results_dir, "grid.md"), *curve]
+        paths = [folder, os.path.join(results_dir, "grid.md"), *curve, random_records]
         for _ in range(3):  # another git command may hold the index for a moment
             if (subprocess.run(["git", "add", *paths]).returncode == 0 and
                     subprocess.run(["git", "commit", "-m", message, "--", *paths]).returncode == 0):
@@ -414,6 +420,9 @@ def main(argv=None) -> int:
     parser.add_argument("--work", default="runs/shape_grid", help="the runs' folder")
     parser.add_argument("--tasks_dir", default="runs/tasks")
     parser.add_argument("--results", default="experiments/results/recipe_study/shape_grid")
+    parser.add_argument("--random_records", default=RANDOM_RECORDS,
+                        help="the random starts' seed records, kept in git so that another "
+                             "machine does not fine-tune them again (default: %(default)s)")
     parser.add_argument("--reuse", action="append", default=[], metavar="SHAPE=RUN",
                         help="a finished run of that shape and budget (the reference run)")
     parser.add_argument("--commit", action="store_true", help="commit each finished shape")
@@ -435,8 +444,9 @@ def main(argv=None) -> int:
         record = pretrain(shape, run_dir)
         probe(run_dir, args.tasks_dir)
         subprocess.run([os.path.join(BIN, "albert-experiment"), "downstream", run_dir,
-                        "--tasks_dir", args.tasks_dir], check=True)
-        finish(shape, run_dir, args.results, record, args.commit)
+                        "--tasks_dir", args.tasks_dir, "--random_records",
+                        args.random_records], check=True)
+        finish(shape, run_dir, args.results, record, args.commit, args.random_records)
         print(f"shape grid: {shape} done", flush=True)
     return 0
 
