@@ -50,6 +50,9 @@ class ModelSection:
         hidden_dropout, attention_dropout: the encoder's dropout while fine-tuning (the
             paper's "ALBERT DR"); null keeps the checkpoint's.
         classifier_dropout: dropout on the pooled output before the task head.
+        head_bias_prior: start a sentence head's bias at the training labels' prior (their
+            mean for regression, the log of each class's share for classification) instead
+            of zero (`albert_tf.finetuning.head_prior`).
     """
 
     init_checkpoint: str = ""
@@ -60,6 +63,7 @@ class ModelSection:
     hidden_dropout: float | None = None
     attention_dropout: float | None = None
     classifier_dropout: float = 0.1
+    head_bias_prior: bool = False
 
     def __post_init__(self):
         require(self.init_format in CHECKPOINT_FORMATS, "model.init_format",

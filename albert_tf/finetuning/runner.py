@@ -47,6 +47,7 @@ from albert_tf.finetuning.feature_cache import (
     cached_features,
     file_digest,
 )
+from albert_tf.finetuning.head_prior import start_head_at_prior
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
@@ -237,6 +238,10 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_task_model(task, pretrained, train.features)
+            if config.model.head_bias_prior:
+                bias = start_head_at_prior(model, train.features.arrays(["label"])["label"])
+                print(f"albert-finetune: the head's bias starts at the training labels' "
+                      f"prior {np.round(bias, 3).tolist()}")
             model.gradient_accumulation_steps = config.train.gradient_accumulation_steps
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,

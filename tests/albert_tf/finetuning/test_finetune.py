@@ -254,6 +254,22 @@ def test_a_run_stops_early_once_dev_stops_improving(pretrained, task_files, tmp_
         capsys.readouterr().out)
 
 
+def test_the_head_bias_prior_option_starts_the_head_at_the_class_shares(
+        pretrained, task_files, tmp_path, capsys):
+    """At a rate of 1e-12 nothing moves, so the run's head keeps the bias it started with:
+    the log of each class's share of the training labels."""
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=4",
+                    "train.eval_every_steps=4", "train.global_batch_size=16",
+                    "optimizer.warmup_steps=1", "optimizer.learning_rate=1e-12",
+                    "model.head_bias_prior=true") == 0
+    labels = np.array([label for _, label in sentiment_rows(480, 1)])
+    shares = np.bincount(labels, minlength=2) / len(labels)
+    bias = load_finetuned(str(model_dir)).model.head.dense.bias.numpy()
+    np.testing.assert_allclose(bias, np.log(shares), rtol=1e-5)
+    assert "the head's bias starts at the training labels' prior" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
     model_dir = tmp_path / "squad"
