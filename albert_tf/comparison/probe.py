@@ -40,6 +40,7 @@ from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.runner import SplitPreparer
 from albert_tf.finetuning.task_kinds import FinetuneTask, get_task
 from albert_tf.io.files import atomic_write_bytes
+from albert_tf.layers.pooler import masked_mean
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -61,9 +62,7 @@ def encoder_outputs(encoder: AlbertEncoder, features: CachedFeatures, batch_size
     pooled, mean = [], []
     for batch in evaluation_dataset(features, INPUT_NAMES, batch_size, trim_multiple):
         outputs = forward(batch)
-        mask = tf.cast(batch["input_mask"], outputs["sequence_output"].dtype)[..., None]
-        total = tf.reduce_sum(outputs["sequence_output"] * mask, axis=1)
-        mean.append((total / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)).numpy())
+        mean.append(masked_mean(outputs["sequence_output"], batch["input_mask"]).numpy())
         pooled.append(outputs["pooled_output"].numpy())
     return {"pooled": np.concatenate(pooled)[:features.count].astype(np.float32),
             "mean": np.concatenate(mean)[:features.count].astype(np.float32)}

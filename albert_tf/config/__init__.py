@@ -14,7 +14,13 @@ module a concern, each readable by every other layer of the package.
     run_folder          the layout of a run folder: what is written where
 """
 
-from albert_tf.config.model import SENTENCE_OBJECTIVES, SHARING_STRATEGIES, AlbertConfig
+from albert_tf.config.model import (
+    SENTENCE_OBJECTIVES,
+    SENTENCE_POOLINGS,
+    SHARING_STRATEGIES,
+    AlbertConfig,
+)
 from albert_tf.config.schema import ConfigError
 
-__all__ = ["SENTENCE_OBJECTIVES", "SHARING_STRATEGIES", "AlbertConfig", "ConfigError"]
+__all__ = ["SENTENCE_OBJECTIVES", "SENTENCE_POOLINGS", "SHARING_STRATEGIES", "AlbertConfig",
+           "ConfigError"]

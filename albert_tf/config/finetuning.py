@@ -23,6 +23,7 @@ from typing import Any, Sequence
 from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
 from albert_tf.config.distribution import DistributionConfig
 from albert_tf.config.loop import TrainingLoopConfig
+from albert_tf.config.model import SENTENCE_POOLINGS
 from albert_tf.config.optimizer import OptimizerConfig
 from albert_tf.config.schema import (
     ConfigError,
@@ -50,6 +51,10 @@ class ModelSection:
         hidden_dropout, attention_dropout: the encoder's dropout while fine-tuning (the
             paper's "ALBERT DR"); null keeps the checkpoint's.
         classifier_dropout: dropout on the pooled output before the task head.
+        pooling: what a sentence task's head reads (classification, regression, multiple
+            choice): `cls`, the pooled [CLS] output (the original's), or `mean`, the
+            sequence output averaged over the real pieces, which the masked LM trains (the
+            pooled output is trained by the sentence objective alone).
         head_bias_prior: start a sentence head's bias at the training labels' prior (their
             mean for regression, the log of each class's share for classification) instead
             of zero (`albert_tf.finetuning.head_prior`).
@@ -63,6 +68,7 @@ class ModelSection:
     hidden_dropout: float | None = None
     attention_dropout: float | None = None
     classifier_dropout: float = 0.1
+    pooling: str = "cls"
     head_bias_prior: bool = False
 
     def __post_init__(self):
@@ -71,6 +77,8 @@ class ModelSection:
         for name in ("hidden_dropout", "attention_dropout", "classifier_dropout"):
             value = getattr(self, name)
             require(value is None or 0.0 <= value < 1.0, f"model.{name}", "in [0, 1)", value)
+        require(self.pooling in SENTENCE_POOLINGS, "model.pooling",
+                f"one of {', '.join(SENTENCE_POOLINGS)}", self.pooling)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,6 +27,9 @@ from albert_tf.text.options import SENTENCE_OBJECTIVES  # noqa: F401
 
 HIDDEN_ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu")
 SHARING_STRATEGIES = ("all", "attention", "ffn", "none")
+# What a sentence task's head reads: the pooled [CLS] output, or the sequence output's mean
+# over the real pieces (`albert_tf.layers.pooler`).
+SENTENCE_POOLINGS = ("cls", "mean")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION, GLUE_NAMES, TASK_NAMES  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
@@ -178,7 +179,8 @@ class GlueTask(FinetuneTask):
 
     def build_model(self, model_config):
         classes = 1 if self.spec.is_regression else len(self.spec.labels)
-        return AlbertClassifier(model_config, classes, self.config.model.classifier_dropout)
+        return AlbertClassifier(model_config, classes, self.config.model.classifier_dropout,
+                                self.config.model.pooling)
 
     def _predicted(self, outputs):
         if self.spec.is_regression:
@@ -244,6 +246,10 @@ class SquadTask(FinetuneTask):
         return self.version_2 and self.config.squad.v2_head == "answerability"
 
     def build_model(self, model_config):
+        if self.config.model.pooling != "cls":
+            raise ConfigError(f"model.pooling: {self.config.model.pooling!r} is for sentence "
+                              "tasks (classification, regression, RACE); SQuAD's span heads "
+                              "read every position, so leave it at 'cls'")
         if self.answerability_head:
             squad = self.config.squad
             return AlbertAnswerabilitySpanLabeler(model_config, squad.start_n_top,
@@ -340,7 +346,8 @@ class RaceTask(FinetuneTask):
         return arrays
 
     def build_model(self, model_config):
-        return AlbertMultipleChoice(model_config, 4, self.config.model.classifier_dropout)
+        return AlbertMultipleChoice(model_config, 4, self.config.model.classifier_dropout,
+                                    self.config.model.pooling)
 
     def evaluate(self, examples, features, outputs):
         return race.race_accuracy(examples, list(np.argmax(outputs["choice_logits"], -1)))

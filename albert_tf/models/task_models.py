@@ -20,6 +20,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config import AlbertConfig
+from albert_tf.layers.pooler import check_pooling, sentence_vector
 from albert_tf.layers.task_heads import AnswerabilitySpanHead, ClassificationHead, SpanHead
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.training_step import StepModel, correct_predictions, global_sum
@@ -110,8 +111,26 @@ class AlbertTaskModel(StepModel):
         return cls(**config)
 
 
+class SentenceTaskModel(AlbertTaskModel):
+    """A task model whose head reads one vector per sequence: the pooled [CLS] output
+    (`pooling="cls"`, the original's) or the mean of the sequence output over the real
+    pieces (`"mean"`, `albert_tf.layers.pooler.masked_mean`)."""
+
+    def __init__(self, config, metric_names: tuple[str, ...] = (), pooling: str = "cls",
+                 **kwargs):
+        super().__init__(config, metric_names, **kwargs)
+        self.pooling = check_pooling(pooling)
+
+    def sentence(self, encoded, inputs) -> tf.Tensor:
+        """`(batch_size, hidden_size)`: the vector the head reads."""
+        return sentence_vector(encoded, inputs["input_mask"], self.pooling)
+
+    def get_config(self):
+        return {**super().get_config(), "pooling": self.pooling}
+
+
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
-class AlbertClassifier(AlbertTaskModel):
+class AlbertClassifier(SentenceTaskModel):
     """Sentence (pair) classification or regression on the pooled output.
 
     Args:
@@ -119,6 +138,8 @@ class AlbertClassifier(AlbertTaskModel):
         num_classes: int; 1 makes it a regression model (STS-B) trained with mean squared
             error.
         dropout_rate: float, dropout on the pooled output (0.1 in the original).
+        pooling: `cls` (the pooled output, the original's) or `mean` (the sequence output
+            averaged over the real pieces).
 
     Inputs: the encoder inputs, int `(batch_size, seq_length)`; training and evaluation also
     read `label`: int `(batch_size,)` (a class index) or float for regression.
@@ -129,9 +150,10 @@ class AlbertClassifier(AlbertTaskModel):
     Metrics: `loss`, and `accuracy` for classification.
     """
 
-    def __init__(self, config, num_classes: int, dropout_rate: float = 0.1, **kwargs):
+    def __init__(self, config, num_classes: int, dropout_rate: float = 0.1,
+                 pooling: str = "cls", **kwargs):
         kwargs.setdefault("name", "albert_classifier")
-        super().__init__(config, () if num_classes == 1 else ("accuracy",), **kwargs)
+        super().__init__(config, () if num_classes == 1 else ("accuracy",), pooling, **kwargs)
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate
         self.is_regression = num_classes == 1
@@ -141,7 +163,7 @@ class AlbertClassifier(AlbertTaskModel):
 
     def call(self, inputs, training=None):
         encoded = self.encode(inputs, training)
-        logits = self.head(encoded["pooled_output"], training=training)
+        logits = self.head(self.sentence(encoded, inputs), training=training)
         if self.is_regression:
             return {**encoded, "predictions": logits[:, 0]}
         return {**encoded, "logits": logits, "probabilities": tf.nn.softmax(logits, -1)}
@@ -294,7 +316,7 @@ def _positions(values: tf.Tensor) -> tf.Tensor:
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
-class AlbertMultipleChoice(AlbertTaskModel):
+class AlbertMultipleChoice(SentenceTaskModel):
     """Multiple choice (RACE): each option is encoded with its passage, scored by a dense
     layer on its pooled output, and the scores are soft-maxed across the options.
 
@@ -302,6 +324,7 @@ class AlbertMultipleChoice(AlbertTaskModel):
         config: an `AlbertConfig` (or a mapping of its fields).
         num_choices: options per question (4 in RACE).
         dropout_rate: float, dropout on the pooled output.
+        pooling: `cls` or `mean`, as `AlbertClassifier`'s.
 
     Inputs: the encoder inputs as int `(batch_size, num_choices, seq_length)` (each option's
     `[CLS] passage [SEP] question+option [SEP]`); training and evaluation also read `label`,
@@ -318,9 +341,10 @@ class AlbertMultipleChoice(AlbertTaskModel):
 
     task_outputs = ("choice_logits",)
 
-    def __init__(self, config, num_choices: int = 4, dropout_rate: float = 0.1, **kwargs):
+    def __init__(self, config, num_choices: int = 4, dropout_rate: float = 0.1,
+                 pooling: str = "cls", **kwargs):
         kwargs.setdefault("name", "albert_multiple_choice")
-        super().__init__(config, ("accuracy",), **kwargs)
+        super().__init__(config, ("accuracy",), pooling, **kwargs)
         self.num_choices = num_choices
         self.dropout_rate = dropout_rate
         self.head = ClassificationHead(1, dropout_rate, self.config.initializer_range,
@@ -330,12 +354,12 @@ class AlbertMultipleChoice(AlbertTaskModel):
         word_ids = inputs["input_word_ids"]
         if word_ids.shape.rank == 2:
             encoded = self.encode(inputs, training)
-            scores = self.head(encoded["pooled_output"], training=training)
+            scores = self.head(self.sentence(encoded, inputs), training=training)
             return {**encoded, "option_logits": scores[:, 0]}
         seq_length = tf.shape(word_ids)[-1]
         flat = {name: tf.reshape(inputs[name], [-1, seq_length]) for name in INPUT_NAMES}
         encoded = self.encode(flat, training)
-        scores = self.head(encoded["pooled_output"], training=training)
+        scores = self.head(self.sentence(encoded, flat), training=training)
         hidden = self.config.hidden_size
         return {"choice_logits": tf.reshape(scores, [-1, self.num_choices]),
                 "pooled_output": tf.reshape(encoded["pooled_output"],

@@ -270,6 +270,21 @@ def test_the_head_bias_prior_option_starts_the_head_at_the_class_shares(
     assert "the head's bias starts at the training labels' prior" in capsys.readouterr().out
 
 
+def test_mean_pooling_is_kept_by_the_run_and_refused_for_span_tasks(
+        pretrained, task_files, tmp_path, capsys):
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=2",
+                    "train.eval_every_steps=2", "train.global_batch_size=16",
+                    "optimizer.warmup_steps=1", "model.pooling=mean") == 0
+    assert load_finetuned(str(model_dir)).model.pooling == "mean"
+    assert finetune("squad_v1", task_files["squad"], pretrained, tmp_path / "squad",
+                    "model.pooling=mean") == 2
+    assert "model.pooling: 'mean' is for sentence tasks" in capsys.readouterr().err
+    assert finetune("sst2", task_files["sst2"], pretrained, tmp_path / "bad",
+                    "model.pooling=max") == 2
+    assert "model.pooling" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files, tmp_path):
     model_dir = tmp_path / "squad"

@@ -102,3 +102,21 @@ def test_get_config_round_trip(layer):
     config = layer.get_config()
     clone = type(layer).from_config(config)
     assert clone.get_config() == config
+
+
+def test_masked_mean_averages_the_real_pieces_by_hand_and_keeps_the_dtype():
+    from albert_tf.layers import masked_mean, sentence_vector
+    sequence = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    mask = np.array([[1, 1, 0], [0, 0, 0]], np.int32)
+    # Row 0: the mean of positions 0 and 1, (0..3 + 4..7) / 2; row 1 has no real piece.
+    np.testing.assert_allclose(masked_mean(tf.constant(sequence), mask).numpy(),
+                               [[2.0, 3.0, 4.0, 5.0], [0.0, 0.0, 0.0, 0.0]])
+    # Summed in float32: 600 positions of 200.0 would overflow a float16 sum (65,504).
+    halves = tf.fill([1, 600, 2], tf.constant(200.0, tf.float16))
+    mean = masked_mean(halves, tf.ones([1, 600], tf.int32))
+    assert mean.dtype == tf.float16
+    np.testing.assert_allclose(mean.numpy(), [[200.0, 200.0]])
+    encoded = {"pooled_output": tf.ones([2, 4]), "sequence_output": tf.constant(sequence)}
+    assert sentence_vector(encoded, mask, "cls") is encoded["pooled_output"]
+    with pytest.raises(ValueError, match="pooling must be one of cls, mean, got 'first'"):
+        sentence_vector(encoded, mask, "first")

@@ -183,3 +183,33 @@ def test_task_models_share_the_pretrainers_step_with_accumulation(tiny_config):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(history["loss"], whole_history["loss"], rtol=1e-5)
     np.testing.assert_allclose(history["accuracy"], whole_history["accuracy"])
+
+
+def test_mean_pooling_heads_read_the_mean_of_the_real_pieces(tiny_config):
+    model = AlbertClassifier(tiny_config, num_classes=3, dropout_rate=0.1, pooling="mean")
+    features = batch(tiny_config, seed=7)
+    outputs = model(features, training=False)
+    randomize_weights(model, seed=8)
+    outputs = model(features, training=False)
+    sequence = outputs["sequence_output"].numpy()
+    mask = features["input_mask"].astype(np.float32)
+    mean = (sequence * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    kernel, bias = model.head.dense.get_weights()
+    np.testing.assert_allclose(outputs["logits"].numpy(), mean @ kernel + bias, rtol=1e-4,
+                               atol=1e-5)
+    # Padding is not read: the shortest row alone, cut to its real pieces, scores the same.
+    length = int(mask[2].sum())
+    alone = {name: value[2:3, :length] for name, value in features.items()}
+    np.testing.assert_allclose(model(alone, training=False)["logits"].numpy()[0],
+                               outputs["logits"].numpy()[2], rtol=1e-4, atol=1e-5)
+    assert AlbertClassifier.from_config(model.get_config()).pooling == "mean"
+    choice = AlbertMultipleChoice(tiny_config, num_choices=4, pooling="mean")
+    grouped = {name: value[None] for name, value in features.items()}
+    choice(grouped, training=False)
+    kernel, bias = choice.head.dense.get_weights()
+    choice_mean = choice(features, training=False)["sequence_output"].numpy()
+    choice_mean = (choice_mean * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    np.testing.assert_allclose(choice(grouped, training=False)["choice_logits"].numpy()[0],
+                               (choice_mean @ kernel + bias)[:, 0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="pooling must be one of cls, mean, got 'max'"):
+        AlbertClassifier(tiny_config, num_classes=2, pooling="max")
