@@ -7,6 +7,7 @@ steps of 64 sequences of 128 tokens, 13 minutes alone on 2 cores.
 
     python experiments/recipe_study/study.py h64_l2 h128_l2 --commit
     python experiments/recipe_study/study.py --list      # variants, steps and FLOPs
+    python experiments/recipe_study/study.py h64_l4 --pretrain_only   # the run alone
 
 The variants are of two kinds. `SHAPES`, the shape grid: hidden size 64, 128 and 256 at 2, 4
 and 12 all-shared layers (E = H / 2, heads of 16, feed-forward 4H), each with the
@@ -426,6 +427,9 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", action="append", default=[], metavar="SHAPE=RUN",
                         help="a finished run of that shape and budget (the reference run)")
     parser.add_argument("--commit", action="store_true", help="commit each finished shape")
+    parser.add_argument("--pretrain_only", action="store_true",
+                        help="pretrain (or find finished) the variants' runs, nothing more: "
+                             "for a measurement of their own on the runs")
     args = parser.parse_args(argv)
     if args.list:
         reference = step_flops(REFERENCE["hidden"], REFERENCE["layers"])
@@ -442,6 +446,9 @@ def main(argv=None) -> int:
     for shape in args.shapes:
         run_dir = reused.get(shape, os.path.join(args.work, shape, "run"))
         record = pretrain(shape, run_dir)
+        if args.pretrain_only:
+            print(f"shape grid: {shape} pretrained in {run_dir}", flush=True)
+            continue
         probe(run_dir, args.tasks_dir)
         subprocess.run([os.path.join(BIN, "albert-experiment"), "downstream", run_dir,
                         "--tasks_dir", args.tasks_dir, "--random_records",

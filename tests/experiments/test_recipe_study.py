@@ -95,3 +95,16 @@ def test_the_probe_column_is_the_mean_feature_gap_averaged_over_the_tasks(study,
     # a: 0.70 - 0.61 = +9.0; b: 0.50 - 0.55 = -5.0; the mean of the two, +2.0 points.
     assert study.probe_cell(str(tmp_path)) == "+2.0"
     assert study.probe_cell(str(tmp_path / "absent")) == "–"
+
+
+def test_pretrain_only_pretrains_each_variant_and_measures_nothing(study, monkeypatch, capsys):
+    pretrained, measured = [], []
+    monkeypatch.setattr(study, "pretrain", lambda shape, run_dir: pretrained.append(
+        (shape, run_dir)) or {})
+    monkeypatch.setattr(study, "probe", lambda *args: measured.append("probe"))
+    monkeypatch.setattr(study.subprocess, "run", lambda *args, **kwargs: measured.append(args))
+    assert study.main(["h64_l2", "mask_30", "--pretrain_only", "--work", "w"]) == 0
+    assert pretrained == [("h64_l2", os.path.join("w", "h64_l2", "run")),
+                          ("mask_30", os.path.join("w", "mask_30", "run"))]
+    assert measured == []
+    assert "mask_30 pretrained in w/mask_30/run" in capsys.readouterr().out
