@@ -166,7 +166,8 @@ class DownstreamSpec:
     recipe file) or a small-model recipe (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`,
     at the pretraining's sequence length: `small_model_v2` is the downstream suite's recipe,
     `small_model` the one before Adam's bias correction, `small_model_v3` v2 run until dev
-    stops improving); `overrides` change it.
+    stops improving, `small_model_v4` v2 with the head on the mean-pooled sequence output);
+    `overrides` change it.
     Each of `seeds` is one fine-tuning run; the table shows dev `metric` (default: the
     task's own) as the mean over seeds under `label`, and the claims on the downstream
     average pair the variants by seed.

@@ -34,6 +34,22 @@ SMALL_MODEL_RECIPES = {
                        "train.train_steps=2400", "train.eval_every_steps=200",
                        "train.early_stopping_evals=3", "train.verbose=0",
                        "model.classifier_dropout=0.1"),
+    # v2 with the head on the sequence output's mean over the real pieces instead of the
+    # pooled [CLS] output (`model.pooling=mean`), at v2's cost. From the recipe study's
+    # reference run (H 64 x 4, Debian prose), five seeds per task, against v2
+    # (experiments/results/finetune_recipe/pooling/): the random start +4.8 [+0.9, +8.8]
+    # on the four tasks' average (BBC News +17.1 [+4.8, +29.3]: its [CLS] vector no longer
+    # has to learn to gather the article within 600 steps), the pretrained start +2.8
+    # [+1.7, +3.8] (lee-pairs +7.8 [+1.3, +14.3]); no task worse for either start. Under
+    # v2 the pretrained start's one gain, BBC News +12.9, was the random start's [CLS]
+    # handicap: under v4 it is -3.1 [-8.7, +2.5]. A candidate, not yet in use: the tables
+    # at the small scale and the recipe study's reference were made with v2, and switching
+    # re-makes their fine-tunes.
+    "small_model_v4": ("optimizer.learning_rate=5e-4", "optimizer.bias_correction=true",
+                       "optimizer.warmup_steps=60", "train.global_batch_size=32",
+                       "train.train_steps=600", "train.eval_every_steps=200",
+                       "train.verbose=0", "model.classifier_dropout=0.1",
+                       "model.pooling=mean"),
 }
 SMALL_MODEL = "small_model_v2"  # the recipe in use
 SMALL_MODEL_RECIPE = SMALL_MODEL_RECIPES[SMALL_MODEL]
