@@ -31,7 +31,7 @@ from albert_experiments.statistics.pretraining_gain import (
 )
 from albert_experiments.statistics.verdicts import judge, verdict_record, verdicts_markdown
 from albert_tf.comparison.gain import points_interval
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES
+from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES, SUPERSEDED_RECIPES
 from albert_tf.config.pretraining import model_config_from_mapping
 from albert_tf.io.files import atomic_write_bytes
 from albert_tf.models.parameters import count_parameters
@@ -191,8 +191,8 @@ def stuck_markdown(rows: Sequence[dict[str, Any]], task_names: Sequence[str]) ->
     if old:
         text += ([""] if text else []) + [
             f"The downstream columns were made with the earlier fine-tuning recipe "
-            f"`{', '.join(old)}` (Adam without bias correction), before the stuck check and "
-            f"the test scores; the recipe in use is `{SMALL_MODEL}`."]
+            f"`{recipe}` ({SUPERSEDED_RECIPES[recipe]}); the recipe in use is "
+            f"`{SMALL_MODEL}`." for recipe in old]
     return "\n".join(text)
 
 

@@ -164,9 +164,10 @@ class DownstreamSpec:
     once under `<data_dir of the run>/tasks/<source>`). `task` is the `albert-finetune` task
     (default: the one the folder's `source.json` names). `recipe` is `task` (the task's own
     recipe file) or a small-model recipe (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`,
-    at the pretraining's sequence length: `small_model_v2` is the downstream suite's recipe,
-    `small_model` the one before Adam's bias correction, `small_model_v3` v2 run until dev
-    stops improving, `small_model_v4` v2 with the head on the mean-pooled sequence output);
+    at the pretraining's sequence length: `small_model_v4` is the downstream suite's recipe,
+    v2 with the head on the mean-pooled sequence output; `small_model_v2` reads the pooled
+    [CLS] output, `small_model` has no Adam bias correction, `small_model_v3` is v2 run until
+    dev stops improving);
     `overrides` change it.
     Each of `seeds` is one fine-tuning run; the table shows dev `metric` (default: the
     task's own) as the mean over seeds under `label`, and the claims on the downstream

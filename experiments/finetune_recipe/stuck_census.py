@@ -189,6 +189,25 @@ def shape_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+STUCK_TITLE = "## Stuck fine-tunes"
+
+
+def with_stuck_section(markdown: str, section: str) -> str:
+    """`markdown` (a table's results.md) with its stuck section made `section`: an earlier
+    one replaced (it may name a recipe no longer in use), or a new one put before the
+    verdicts (at the end without them); unchanged when `section` is empty."""
+    if not section:
+        return markdown
+    block = f"{STUCK_TITLE}\n\n{section}\n\n"
+    start = markdown.find(STUCK_TITLE)
+    if start >= 0:
+        end = markdown.find("\n## ", start + len(STUCK_TITLE))
+        return markdown[:start] + block + ("" if end < 0 else markdown[end + 1:])
+    anchor = markdown.find("## Verdicts")
+    anchor = len(markdown) if anchor < 0 else anchor
+    return markdown[:anchor] + block + markdown[anchor:]
+
+
 def mark_table(path: str, floors: dict[str, float]) -> None:
     """Writes the stuck flags into one table's results.json and its section into
     results.md."""
@@ -215,12 +234,7 @@ def mark_table(path: str, floors: dict[str, float]) -> None:
     markdown_path = os.path.join(os.path.dirname(path), "results.md")
     with open(markdown_path, encoding="utf-8") as f:
         markdown = f.read()
-    section = stuck_markdown(report_rows(report), task_names)
-    if section and "## Stuck fine-tunes" not in markdown:
-        anchor = markdown.find("## Verdicts")
-        anchor = len(markdown) if anchor < 0 else anchor
-        markdown = (markdown[:anchor] + f"## Stuck fine-tunes\n\n{section}\n\n"
-                    + markdown[anchor:])
+    markdown = with_stuck_section(markdown, stuck_markdown(report_rows(report), task_names))
     if verdicts:  # the verdict table again, now with its stuck counts
         start = markdown.find("| the paper's claim |")
         end = markdown.find("\n\n", start)

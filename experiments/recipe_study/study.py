@@ -24,7 +24,9 @@ Every step resumes: a finished pretraining (its `eval_results.json` at the last 
 not run again, `albert-pretrain` resumes an interrupted one from its backup, and the suite
 skips finished seeds; the random starts' seeds are also recorded in `--random_records`
 (committed with each variant), so another machine fine-tunes none of them again. Each
-finished shape's figures go to `--results`/<shape>/ (`downstream.json` with
+finished shape's figures go to `--results`/<shape>/ (default: the folder named after the
+fine-tuning recipe in use, `experiments/results/recipe_study/<recipe>/`, whose `h64_l4` is
+the reference run every row is compared with; `downstream.json` with
 `pretrain_hours`, the time in training steps read from the run's TensorBoard logs, and the
 machine; `downstream.md`; `pretraining.json`; `probe.json` and `probe.md`, the
 frozen-feature probe run before the fine-tunes), the grid's table to `--results`/grid.md,
@@ -44,10 +46,24 @@ import subprocess
 import sys
 import time
 
+from albert_tf.comparison.recipes import SMALL_MODEL
+
 BIN = os.path.dirname(sys.executable)
 REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
-# The reference run's suite, which every variant's row is compared with, seed by seed.
-REFERENCE_REPORT = "experiments/results/recipe_study/shape_grid/h64_l4/downstream.json"
+STUDY = "experiments/results/recipe_study"
+# Each fine-tuning recipe's study has its own folder, named after the recipe, with the
+# reference run (`h64_l4`) in it, which every variant's row is compared with, seed by seed.
+# The study made with `small_model_v2` ([CLS] head) is in shape_grid/ and levers/.
+RESULTS = f"{STUDY}/{SMALL_MODEL}"
+V2_REFERENCE_REPORT = f"{STUDY}/shape_grid/h64_l4/downstream.json"
+
+
+def reference_report(recipe_name: str) -> str:
+    """The reference run's suite made with fine-tuning recipe `recipe_name`."""
+    return (V2_REFERENCE_REPORT if recipe_name == "small_model_v2"
+            else f"{STUDY}/{recipe_name}/h64_l4/downstream.json")
+
+
 # The random starts' seed records, shared by the grid and the levers (`albert-experiment
 # downstream --random_records`): a new machine fine-tunes none of them again.
 RANDOM_RECORDS = "experiments/results/recipe_study/random_starts"
@@ -262,14 +278,21 @@ def probe_cell(folder: str) -> str:
     return f"{100 * sum(gaps) / len(gaps):+.1f}" if gaps else "–"
 
 
-def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) -> str:
-    reference = (_json(reference_report) if os.path.exists(reference_report) else None)
-    rows = []
+def against_reference_cell(report: dict) -> str:
+    """`against_reference` with the reference run's suite of the same fine-tuning recipe
+    (`–` while there is none)."""
+    path = reference_report(report["recipe_name"])
+    return against_reference(report, _json(path)) if os.path.exists(path) else "–"
+
+
+def grid_markdown(results_dir: str) -> str:
+    rows, recipes = [], set()
     for shape in VARIANTS:
         finished = finished_variant(os.path.join(results_dir, shape))
         if finished is None:
             continue
         pretraining, report = finished
+        recipes.add(report["recipe_name"])
         cells = []
         for name, row in sorted(report["tasks"].items()):
             if "comparison" not in row:
@@ -283,10 +306,12 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
             f"{100 * pretraining['heldout']['mlm_accuracy']:.1f} | "
             f"{100 * pretraining['heldout']['sentence_accuracy']:.1f} | " + " | ".join(cells)
             + f" | {average_cell(report)} | "
-            + (against_reference(report, reference) if reference else "–")
+            + against_reference_cell(report)
             + f" | {probe_cell(os.path.join(results_dir, shape))} |")
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
+            f"Fine-tuned with `{'`, `'.join(sorted(recipes))}` "
+            "(`albert_tf.comparison.recipes`). "
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
             "thing of the reference (`LEVERS` in experiments/recipe_study/study.py). "
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
@@ -302,38 +327,48 @@ def grid_markdown(results_dir: str, reference_report: str = REFERENCE_REPORT) ->
             + "\n")
 
 
-# The budget curve: the reference shape at 1, 2 and 4 times its FLOPs.
-BUDGET_POINTS = {"h64_l4": os.path.dirname(REFERENCE_REPORT), "budget_x2": None,
-                 "budget_x4": None}
+# The budget curve: the reference run, then these levers of its shape with more FLOPs, in
+# order (the hour candidate, four times the budget at twice the rate, stands for x4 where
+# plain `budget_x4` was not run).
+BUDGET_POINTS = ("budget_x2", "budget_x4", "lr_2e-3_dynamic_x4")
 CURVE_FILES = ("budget_curve.md", "budget_curve.png")
 
 
+def _curve_point(name: str, finished: tuple[dict, dict]) -> dict:
+    pretraining, report = finished
+    tasks = {task: row["comparison"] for task, row in sorted(report["tasks"].items())
+             if "comparison" in row}
+    return {"name": name, "steps": pretraining["train_steps"],
+            "budget": pretraining["train_steps"] / REFERENCE["steps"],
+            "hours": pretraining["seconds"] / 3600,
+            "mlm": pretraining["heldout"]["mlm_accuracy"],
+            "sop": pretraining["heldout"]["sentence_accuracy"],
+            "average": report.get("average"), "average_cell": average_cell(report),
+            "tasks": tasks}
+
+
 def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
-    """The gain over the random start against pretraining hours for the reference shape
-    (its run and the `budget_x*` levers finished under `levers_dir`): markdown and points;
-    None before two points are in."""
-    points = []
-    for name, folder in BUDGET_POINTS.items():
-        finished = finished_variant(folder or os.path.join(levers_dir, name))
-        if finished is None:
-            continue
-        pretraining, report = finished
-        tasks = {task: row["comparison"] for task, row in sorted(report["tasks"].items())
-                 if "comparison" in row}
-        points.append({"name": name, "steps": pretraining["train_steps"],
-                       "budget": pretraining["train_steps"] / REFERENCE["steps"],
-                       "hours": pretraining["seconds"] / 3600,
-                       "mlm": pretraining["heldout"]["mlm_accuracy"],
-                       "sop": pretraining["heldout"]["sentence_accuracy"],
-                       "average": report.get("average"), "average_cell": average_cell(report),
-                       "tasks": tasks})
+    """The gain over the random start against pretraining hours for the reference shape:
+    the reference run of the levers' fine-tuning recipe (`reference_report`) and the
+    `BUDGET_POINTS` levers finished under `levers_dir`; markdown and points, None before two
+    points are in."""
+    levers = [(name, finished) for name in BUDGET_POINTS
+              if (finished := finished_variant(os.path.join(levers_dir, name)))]
+    if not levers:
+        return None
+    recipe = levers[0][1][1]["recipe_name"]
+    reference = finished_variant(os.path.dirname(reference_report(recipe)))
+    points = [_curve_point(name, finished)
+              for name, finished in [*([("h64_l4", reference)] if reference else []), *levers]]
     if len(points) < 2:
         return None
     names = sorted(points[0]["tasks"])
     lines = ["# Budget curve: the reference shape (H 64 x 4) at 1, 2 and 4 times its FLOPs", "",
-             "Gain = pretrained - random start on test, paired by seed, 95% interval. Hours: "
-             "time in training steps on this machine (2 cores, shared with other jobs). "
-             "Plot: budget_curve.png.", "",
+             "Gain = pretrained - random start on test, paired by seed, 95% interval, "
+             f"fine-tuned with `{recipe}`. Hours: time in training "
+             "steps on this machine (2 cores, shared with other jobs). "
+             "`lr_2e-3_dynamic_x4`: four times the budget at twice the learning rate, masks "
+             "drawn afresh on every read. Plot: budget_curve.png.", "",
              "| run | steps | pretrain hours | held-out MLM | SOP | " + " | ".join(names)
              + " | average |", "|---|---:|---:|---:|---:|" + "---|" * (len(names) + 1)]
     for point in points:
@@ -363,7 +398,9 @@ def plot_budget_curve(points: list[dict], path: str) -> None:
     axes.axhline(0, color="grey", linewidth=0.8, linestyle="--")
     axes.axhline(10, color="grey", linewidth=0.8, linestyle=":")
     axes.set_xscale("log", base=2)
-    axes.set_xticks(budgets, [f"x{budget:g}" for budget in budgets])
+    axes.set_xticks(budgets, [f"x{point['budget']:g}" + (
+        "" if point["name"].startswith(("budget_", "h64_l4")) else f"\n{point['name']}")
+        for point in points])
     axes.set_xlabel("pretraining budget (x1: the reference's 2,400 steps, about 13 minutes "
                     "alone on 2 cores)")
     axes.set_ylabel("pretrained - random start, test (points)")
@@ -420,7 +457,9 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="print the variants' budgets")
     parser.add_argument("--work", default="runs/shape_grid", help="the runs' folder")
     parser.add_argument("--tasks_dir", default="runs/tasks")
-    parser.add_argument("--results", default="experiments/results/recipe_study/shape_grid")
+    parser.add_argument("--results", default=RESULTS,
+                        help="where each finished variant's figures go (default, the folder "
+                             "of the fine-tuning recipe in use: %(default)s)")
     parser.add_argument("--random_records", default=RANDOM_RECORDS,
                         help="the random starts' seed records, kept in git so that another "
                              "machine does not fine-tune them again (default: %(default)s)")

@@ -102,3 +102,25 @@ def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_tr
     trend = trend_markdown(results).splitlines()
     assert trend[2:] == ["| None | 500 | 10.0 | – | – |", "| None | 1,000 | 15.0 | – | – |"]
     assert chance_markdown([sentence_result("none", "None")]) == ""
+
+
+def test_stuck_fine_tunes_and_superseded_recipes_are_named_with_what_changed():
+    from albert_experiments.report import stuck_markdown
+    from albert_tf.comparison.recipes import SMALL_MODEL, SUPERSEDED_RECIPES
+
+    def row(label, recipe, stuck_seeds):
+        seeds = {str(seed): {"value": 0.5, "stuck": seed in stuck_seeds} for seed in (1, 2, 3)}
+        return {"label": label, "downstream": {
+            "bbc-news": {"settings": {"recipe": recipe}, "seeds": seeds}}}
+
+    current = stuck_markdown([row("E=16", SMALL_MODEL, ())], ["bbc-news"])
+    assert current == ""  # nothing stuck, the recipe in use: nothing to say
+    text = stuck_markdown([row("E=16", "small_model_v2", (2,)),
+                           row("E=32", "small_model", (1, 3))], ["bbc-news"])
+    assert text.startswith("3 of the 6 fine-tunes are stuck")
+    assert "- E=16, bbc-news: seed 2 of 3" in text
+    assert "- E=32, bbc-news: seeds 1, 3 of 3" in text
+    for old in ("small_model", "small_model_v2"):
+        assert f"recipe `{old}` ({SUPERSEDED_RECIPES[old]})" in text
+    assert text.count(f"the recipe in use is `{SMALL_MODEL}`") == 2
+    assert SMALL_MODEL not in SUPERSEDED_RECIPES

@@ -43,7 +43,8 @@ def _report(pretrained, random=None):
                           for seed, (dev, test) in (random or pretrained)[task].items()}
         tasks[task] = {"seeds": rows, "comparison": {"gain": 0.1, "low": 0.0, "high": 0.2,
                                                      "verdict": "gain"}}
-    return {"tasks": tasks, "average": {"gain": 0.05, "gain_low": -0.01, "gain_high": 0.11}}
+    return {"recipe_name": "small_model_v9", "tasks": tasks,
+            "average": {"gain": 0.05, "gain_low": -0.01, "gain_high": 0.11}}
 
 
 def test_a_variant_is_paired_with_the_reference_run_seed_by_seed(study):
@@ -71,8 +72,9 @@ def test_the_budget_curve_needs_two_points_and_lists_them_in_order(study, tmp_pa
         (folder / "pretraining.json").write_text(json.dumps({
             "train_steps": steps, "seconds": steps * 0.3,
             "heldout": {"mlm_accuracy": 0.13, "sentence_accuracy": 0.51}}))
-    monkeypatch.setattr(study, "BUDGET_POINTS", {"h64_l4": str(reference),
-                                                 "budget_x2": None, "budget_x4": None})
+    # The reference run is the one of the levers' fine-tuning recipe.
+    monkeypatch.setattr(study, "reference_report", lambda recipe: str(
+        (reference if recipe == "small_model_v9" else tmp_path / "other") / "downstream.json"))
     assert study.write_budget_curve(str(tmp_path / "nothing")) == []
     written = study.write_budget_curve(str(levers))
     assert [os.path.basename(path) for path in written] == list(study.CURVE_FILES)
@@ -83,6 +85,25 @@ def test_the_budget_curve_needs_two_points_and_lists_them_in_order(study, tmp_pa
                     "| budget_x2 | 4800 | 0.40 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
                     "+5.0 [-1.0, +11.0] |"]
     assert open(written[1], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "fine-tuned with `small_model_v9`" in open(written[0]).read()
+    # Without the reference run of that recipe, one lever is no curve.
+    monkeypatch.setattr(study, "reference_report", lambda recipe: str(tmp_path / "other"))
+    assert study.budget_curve(str(levers)) is None
+
+
+def test_each_recipe_s_study_is_compared_with_its_own_reference_run(study, tmp_path,
+                                                                   monkeypatch):
+    assert study.reference_report("small_model_v2").endswith("shape_grid/h64_l4/downstream.json")
+    assert study.reference_report("small_model_v4") == (
+        "experiments/results/recipe_study/small_model_v4/h64_l4/downstream.json")
+    assert study.RESULTS == f"experiments/results/recipe_study/{study.SMALL_MODEL}"
+    monkeypatch.chdir(tmp_path)
+    variant = _report({"a": {"1": (0, 0.60)}})
+    assert study.against_reference_cell(variant) == "–"  # no reference run of v9 yet
+    reference = tmp_path / "experiments/results/recipe_study/small_model_v9/h64_l4"
+    reference.mkdir(parents=True)
+    (reference / "downstream.json").write_text(json.dumps(_report({"a": {"1": (0, 0.50)}})))
+    assert study.against_reference_cell(variant) == "+10.0 [+10.0, +10.0]"
 
 
 def test_the_probe_column_is_the_mean_feature_gap_averaged_over_the_tasks(study, tmp_path):

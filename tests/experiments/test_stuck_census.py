@@ -86,3 +86,17 @@ def test_a_shape_outside_the_nine_is_listed_but_not_counted_as_one(census, tmp_p
     extra = [row for row in rows if (row["hidden_size"], row["num_layers"]) == (32, 3)]
     assert [row["target"] for row in extra] == [False, False]
     assert census.shape_markdown(rows).endswith("0 have both starts fine-tuned.")
+
+
+def test_the_stuck_section_is_put_before_the_verdicts_once_and_replaced_when_remade(census):
+    report = "# Table\n\n## Downstream\n\nrows\n\n## Verdicts\n\nclaims\n"
+    first = census.with_stuck_section(report, "2 of 10 stuck")
+    assert first == ("# Table\n\n## Downstream\n\nrows\n\n## Stuck fine-tunes\n\n"
+                     "2 of 10 stuck\n\n## Verdicts\n\nclaims\n")
+    again = census.with_stuck_section(first, "2 of 10 stuck; recipe v4 in use")
+    assert again == first.replace("2 of 10 stuck", "2 of 10 stuck; recipe v4 in use")
+    assert census.with_stuck_section(first, "") == first
+    last = census.with_stuck_section("# Table\n\n## Stuck fine-tunes\n\nold\n", "new")
+    assert last == "# Table\n\n## Stuck fine-tunes\n\nnew\n\n"
+    assert census.with_stuck_section("# Table\n", "new") == (
+        "# Table\n## Stuck fine-tunes\n\nnew\n\n")

@@ -540,7 +540,7 @@ def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_pat
     assert (check["gain"], check["low"], check["high"]) == pytest.approx(
         paired_difference(scores["pretrained"], scores["random"]))
     assert check["task"] == "sst2" and check["train_steps"] == 40
-    assert check["recipe"] == "small_model_v2"
+    assert check["recipe"] == "small_model_v4"
     assert (f"downstream check on feelings (40 fine-tuning steps, 2 seeds): dev accuracy "
             f"{100 * np.mean(scores['pretrained']):.1f} from this run, "
             f"{100 * np.mean(scores['random']):.1f} from a random start "
