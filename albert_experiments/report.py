@@ -181,13 +181,15 @@ def stuck_markdown(rows: Sequence[dict[str, Any]], task_names: Sequence[str]) ->
             if stuck:
                 lines.append(f"- {row_label(result)}, {name}: seed{'s' * (len(stuck) > 1)} "
                              f"{', '.join(stuck)} of {len(seeds)}")
+    old = sorted(recipe for recipe in recipes
+                 if recipe in SMALL_MODEL_RECIPES and recipe != SMALL_MODEL)
     text = []
     if lines:
         text += [f"{stuck_runs} of the {total} fine-tunes are stuck: their best dev score is "
                  f"within a point of one answer for every example (the majority class).", "",
                  *lines]
-    old = sorted(recipe for recipe in recipes
-                 if recipe in SMALL_MODEL_RECIPES and recipe != SMALL_MODEL)
+    elif old:  # the section is there for the recipe: say that nothing is stuck first
+        text.append(f"None of the {total} fine-tunes is stuck.")
     if old:
         text += ([""] if text else []) + [
             f"The downstream columns were made with the earlier fine-tuning recipe "

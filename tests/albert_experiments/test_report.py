@@ -124,3 +124,5 @@ def test_stuck_fine_tunes_and_superseded_recipes_are_named_with_what_changed():
         assert f"recipe `{old}` ({SUPERSEDED_RECIPES[old]})" in text
     assert text.count(f"the recipe in use is `{SMALL_MODEL}`") == 2
     assert SMALL_MODEL not in SUPERSEDED_RECIPES
+    older = stuck_markdown([row("E=16", "small_model_v2", ())], ["bbc-news"])
+    assert older.startswith("None of the 3 fine-tunes is stuck.\n\nThe downstream columns")
