@@ -66,7 +66,7 @@ def reference_report(recipe_name: str) -> str:
 
 # The random starts' seed records, shared by the grid and the levers (`albert-experiment
 # downstream --random_records`): a new machine fine-tunes none of them again.
-RANDOM_RECORDS = "experiments/results/recipe_study/random_starts"
+RANDOM_RECORDS = f"{STUDY}/random_starts"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -356,7 +356,8 @@ def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
               if (finished := finished_variant(os.path.join(levers_dir, name)))]
     if not levers:
         return None
-    recipe = levers[0][1][1]["recipe_name"]
+    _, (_, first_report) = levers[0]
+    recipe = first_report["recipe_name"]
     reference = finished_variant(os.path.dirname(reference_report(recipe)))
     points = [_curve_point(name, finished)
               for name, finished in [*([("h64_l4", reference)] if reference else []), *levers]]
