@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -327,10 +328,13 @@ def grid_markdown(results_dir: str) -> str:
             + "\n")
 
 
-# The budget curve: the reference run, then these levers of its shape with more FLOPs, in
-# order (the hour candidate, four times the budget at twice the rate, stands for x4 where
-# plain `budget_x4` was not run).
-BUDGET_POINTS = ("budget_x2", "budget_x4", "lr_2e-3_dynamic_x4")
+# The budget curves: the gain over the random start against the pretraining budget, one
+# curve per shape. H 64 x 4 is the reference run, then these levers of its shape with more
+# FLOPs (the hour candidate, four times the budget at twice the rate, stands for x4 where
+# plain `budget_x4` was not run); H 128 x 4 is the grid's shape at the reference's FLOPs and
+# its own hour at four times them.
+BUDGET_CURVES = {"H 64 x 4": ("h64_l4", "budget_x2", "budget_x4", "lr_2e-3_dynamic_x4"),
+                 "H 128 x 4": ("h128_l4", "h128_l4_dynamic_x4")}
 CURVE_FILES = ("budget_curve.md", "budget_curve.png")
 
 
@@ -338,8 +342,9 @@ def _curve_point(name: str, finished: tuple[dict, dict]) -> dict:
     pretraining, report = finished
     tasks = {task: row["comparison"] for task, row in sorted(report["tasks"].items())
              if "comparison" in row}
+    reference_flops = REFERENCE["steps"] * reference_step_flops()
     return {"name": name, "steps": pretraining["train_steps"],
-            "budget": pretraining["train_steps"] / REFERENCE["steps"],
+            "budget": pretraining["train_steps"] * pretraining["step_flops"] / reference_flops,
             "hours": pretraining["seconds"] / 3600,
             "mlm": pretraining["heldout"]["mlm_accuracy"],
             "sop": pretraining["heldout"]["sentence_accuracy"],
@@ -347,80 +352,105 @@ def _curve_point(name: str, finished: tuple[dict, dict]) -> dict:
             "tasks": tasks}
 
 
-def budget_curve(levers_dir: str) -> tuple[str, list[dict]] | None:
-    """The gain over the random start against pretraining hours for the reference shape:
-    the reference run of the levers' fine-tuning recipe (`reference_report`) and the
-    `BUDGET_POINTS` levers finished under `levers_dir`; markdown and points, None before two
-    points are in."""
-    levers = [(name, finished) for name in BUDGET_POINTS
-              if (finished := finished_variant(os.path.join(levers_dir, name)))]
-    if not levers:
-        return None
-    _, (_, first_report) = levers[0]
-    recipe = first_report["recipe_name"]
-    reference = finished_variant(os.path.dirname(reference_report(recipe)))
-    points = [_curve_point(name, finished)
-              for name, finished in [*([("h64_l4", reference)] if reference else []), *levers]]
-    if len(points) < 2:
-        return None
-    names = sorted(points[0]["tasks"])
-    lines = ["# Budget curve: the reference shape (H 64 x 4) at 1, 2 and 4 times its FLOPs", "",
-             "Gain = pretrained - random start on test, paired by seed, 95% interval, "
-             f"fine-tuned with `{recipe}`. Hours: time in training "
-             "steps on this machine (2 cores, shared with other jobs). "
-             "`lr_2e-3_dynamic_x4`: four times the budget at twice the learning rate, masks "
-             "drawn afresh on every read. Plot: budget_curve.png.", "",
-             "| run | steps | pretrain hours | held-out MLM | SOP | " + " | ".join(names)
-             + " | average |", "|---|---:|---:|---:|---:|" + "---|" * (len(names) + 1)]
-    for point in points:
-        cells = [gain_cell(point["tasks"][name]) for name in names]
-        lines.append(f"| {point['name']} | {point['steps']} | {point['hours']:.2f} | "
-                     f"{100 * point['mlm']:.1f} | {100 * point['sop']:.1f} | "
-                     + " | ".join(cells) + f" | {point['average_cell']} |")
-    return "\n".join(lines) + "\n", points
+@functools.cache
+def reference_step_flops() -> int:
+    """FLOPs of one step of the reference run (H 64 x 4, `tiny_cpu.yaml`), the unit of
+    every budget."""
+    return step_flops(REFERENCE["hidden"], REFERENCE["layers"])
 
 
-def plot_budget_curve(points: list[dict], path: str) -> None:
-    """Gain (points, 95% interval as bars) against the pretraining budget, one line per task
-    and the average."""
+def _finished_point(name: str, levers_dir: str, recipe: str) -> tuple[dict, dict] | None:
+    """A curve point's results: the reference run of `recipe` for `h64_l4`, otherwise the
+    variant's folder under `levers_dir`, if it was fine-tuned with `recipe`."""
+    folder = (os.path.dirname(reference_report(recipe)) if name == "h64_l4"
+              else os.path.join(levers_dir, name))
+    finished = finished_variant(folder)
+    return finished if finished and finished[1]["recipe_name"] == recipe else None
+
+
+def budget_curve(levers_dir: str) -> tuple[str, dict[str, list[dict]]] | None:
+    """The gain over the random start against the pretraining budget, per shape of
+    `BUDGET_CURVES`: the points finished under `levers_dir` (the reference run: that of
+    the levers' fine-tuning recipe, `reference_report`); markdown and the points per
+    shape, None before some shape has two points."""
+    recipes = [finished[1]["recipe_name"] for names in BUDGET_CURVES.values()
+               for name in names[1:]
+               if (finished := finished_variant(os.path.join(levers_dir, name)))]
+    if not recipes:
+        return None
+    recipe = recipes[0]
+    curves = {}
+    for shape, names in BUDGET_CURVES.items():
+        points = [_curve_point(name, finished) for name in names
+                  if (finished := _finished_point(name, levers_dir, recipe))]
+        if len(points) >= 2:
+            curves[shape] = points
+    if not curves:
+        return None
+    names = sorted(next(iter(curves.values()))[0]["tasks"])
+    lines = ["# Budget curves: the gain over a random start against the pretraining budget",
+             "", "Gain = pretrained - random start on test, paired by seed, 95% interval, "
+             f"fine-tuned with `{recipe}`. Budget: pretraining FLOPs in multiples of the "
+             "reference run's (H 64 x 4, 2,400 steps of 64 sequences of 128). Hours: time in "
+             "training steps on this machine (2 cores, at times shared with other jobs). "
+             "`lr_2e-3_dynamic_x4`: four times the budget at twice the learning rate; "
+             "`*_dynamic_*`: masks drawn afresh on every read. Plot: budget_curve.png.", "",
+             "| shape | run | budget | steps | pretrain hours | held-out MLM | SOP | "
+             + " | ".join(names) + " | average |",
+             "|---|---|---:|---:|---:|---:|---:|" + "---|" * (len(names) + 1)]
+    for shape, points in curves.items():
+        for point in points:
+            cells = [gain_cell(point["tasks"][name]) for name in names]
+            lines.append(f"| {shape} | {point['name']} | x{point['budget']:.1f} | "
+                         f"{point['steps']} | {point['hours']:.2f} | "
+                         f"{100 * point['mlm']:.1f} | {100 * point['sop']:.1f} | "
+                         + " | ".join(cells) + f" | {point['average_cell']} |")
+    return "\n".join(lines) + "\n", curves
+
+
+def plot_budget_curve(curves: dict[str, list[dict]], path: str) -> None:
+    """Gain (points, 95% interval as bars) against the pretraining budget, a panel per
+    shape with a line per task and the average."""
     from albert_experiments.plots import pyplot, save_figure
-    figure, axes = pyplot.subplots(figsize=(7, 4.5))
-    budgets = [point["budget"] for point in points]
-    series = {name: [point["tasks"][name] for point in points]
-              for name in sorted(points[0]["tasks"])}
-    series["average"] = [{"gain": point["average"]["gain"], "low": point["average"]["gain_low"],
-                          "high": point["average"]["gain_high"]} for point in points]
-    for index, (name, found) in enumerate(series.items()):
-        gains = [100 * item["gain"] for item in found]
-        errors = [[100 * (item["gain"] - item["low"]) for item in found],
-                  [100 * (item["high"] - item["gain"]) for item in found]]
-        axes.errorbar(budgets, gains, yerr=errors, marker="o", capsize=3, label=name,
-                      linewidth=2.5 if name == "average" else 1.2, color=f"C{index}")
-    axes.axhline(0, color="grey", linewidth=0.8, linestyle="--")
-    axes.axhline(10, color="grey", linewidth=0.8, linestyle=":")
-    axes.set_xscale("log", base=2)
-    axes.set_xticks(budgets, [f"x{point['budget']:g}" + (
-        "" if point["name"].startswith(("budget_", "h64_l4")) else f"\n{point['name']}")
-        for point in points])
-    axes.set_xlabel("pretraining budget (x1: the reference's 2,400 steps, about 13 minutes "
-                    "alone on 2 cores)")
-    axes.set_ylabel("pretrained - random start, test (points)")
-    axes.set_title("Gain over a random start against the pretraining budget (H 64 x 4)")
-    axes.legend(fontsize=8)
+    figure, all_axes = pyplot.subplots(1, len(curves), figsize=(6.5 * len(curves), 4.5),
+                                       sharey=True, squeeze=False)
+    for axes, (shape, points) in zip(all_axes[0], curves.items()):
+        budgets = [point["budget"] for point in points]
+        series = {name: [point["tasks"][name] for point in points]
+                  for name in sorted(points[0]["tasks"])}
+        series["average"] = [{"gain": point["average"]["gain"],
+                              "low": point["average"]["gain_low"],
+                              "high": point["average"]["gain_high"]} for point in points]
+        for index, (name, found) in enumerate(series.items()):
+            gains = [100 * item["gain"] for item in found]
+            errors = [[100 * (item["gain"] - item["low"]) for item in found],
+                      [100 * (item["high"] - item["gain"]) for item in found]]
+            axes.errorbar(budgets, gains, yerr=errors, marker="o", capsize=3, label=name,
+                          linewidth=2.5 if name == "average" else 1.2, color=f"C{index}")
+        axes.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+        axes.axhline(10, color="grey", linewidth=0.8, linestyle=":")
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(budgets, [f"x{point['budget']:.1f}\n{point['name']}"
+                                  for point in points], fontsize=7)
+        axes.set_xlabel("pretraining FLOPs (x1: the reference's, about 13 minutes alone "
+                        "on 2 cores)")
+        axes.set_title(f"{shape}: gain over a random start")
+        axes.legend(fontsize=7)
+    all_axes[0][0].set_ylabel("pretrained - random start, test (points)")
     save_figure(figure, path)
 
 
 def write_budget_curve(levers_dir: str) -> list[str]:
-    """Writes the curve's markdown and plot under `levers_dir` once two points are in;
-    returns the paths written."""
+    """Writes the curves' markdown and plot under `levers_dir` once some shape has two
+    points; returns the paths written."""
     from albert_tf.io.files import atomic_write_bytes
     curve = budget_curve(levers_dir)
     if curve is None:
         return []
-    markdown, points = curve
+    markdown, curves = curve
     paths = [os.path.join(levers_dir, name) for name in CURVE_FILES]
     atomic_write_bytes(paths[0], markdown.encode())
-    plot_budget_curve(points, paths[1])
+    plot_budget_curve(curves, paths[1])
     return paths
 
 
@@ -439,7 +469,8 @@ def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: boo
             shutil.copyfile(os.path.join(run_dir, name), os.path.join(folder, name))
     from albert_tf.io.files import atomic_write_bytes
     atomic_write_bytes(os.path.join(results_dir, "grid.md"), grid_markdown(results_dir).encode())
-    curve = write_budget_curve(results_dir) if shape.startswith("budget_") else []
+    on_a_curve = any(shape in names for names in BUDGET_CURVES.values())
+    curve = write_budget_curve(results_dir) if on_a_curve else []
     if commit:
         message = f"Recipe study: {shape} pretrained and fine-tuned"
         paths = [folder, os.path.join(results_dir, "grid.md"), *curve, random_records]

@@ -61,32 +61,47 @@ def test_a_variant_is_paired_with_the_reference_run_seed_by_seed(study):
     assert study.against_reference(_report({"c": {"1": (0, 0.5)}}), reference) == "–"
 
 
-def test_the_budget_curve_needs_two_points_and_lists_them_in_order(study, tmp_path,
-                                                                  monkeypatch):
+def _finished(folder, report, steps, step_flops):
+    folder.mkdir(parents=True)
+    (folder / "downstream.json").write_text(json.dumps(report))
+    (folder / "pretraining.json").write_text(json.dumps({
+        "train_steps": steps, "step_flops": step_flops, "seconds": steps * 0.3,
+        "heldout": {"mlm_accuracy": 0.13, "sentence_accuracy": 0.51}}))
+
+
+def test_the_budget_curves_need_two_points_of_a_shape_and_list_them_in_order(
+        study, tmp_path, monkeypatch):
     reference = tmp_path / "reference"
     levers = tmp_path / "levers"
     report = _report({"a": {"1": (0, 0.5)}})
-    for folder, steps in ((reference, 2400), (levers / "budget_x2", 4800)):
-        folder.mkdir(parents=True)
-        (folder / "downstream.json").write_text(json.dumps(report))
-        (folder / "pretraining.json").write_text(json.dumps({
-            "train_steps": steps, "seconds": steps * 0.3,
-            "heldout": {"mlm_accuracy": 0.13, "sentence_accuracy": 0.51}}))
+    monkeypatch.setattr(study, "reference_step_flops", lambda: 10)
+    _finished(reference, report, 2400, 10)
+    _finished(levers / "budget_x2", report, 4800, 10)
+    # H 128 x 4 at 3.3 times the step FLOPs: 720 steps are x0.99 of the reference's FLOPs.
+    _finished(levers / "h128_l4", report, 720, 33)
     # The reference run is the one of the levers' fine-tuning recipe.
     monkeypatch.setattr(study, "reference_report", lambda recipe: str(
         (reference if recipe == "small_model_v9" else tmp_path / "other") / "downstream.json"))
     assert study.write_budget_curve(str(tmp_path / "nothing")) == []
     written = study.write_budget_curve(str(levers))
     assert [os.path.basename(path) for path in written] == list(study.CURVE_FILES)
-    rows = [line for line in open(written[0]).read().splitlines()
-            if line.startswith(("| h64_l4", "| budget_x2"))]
-    assert rows == ["| h64_l4 | 2400 | 0.20 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
-                    "+5.0 [-1.0, +11.0] |",
-                    "| budget_x2 | 4800 | 0.40 | 13.0 | 51.0 | +10.0 [+0.0, +20.0] | "
-                    "+5.0 [-1.0, +11.0] |"]
+    rows = [line for line in open(written[0]).read().splitlines() if line.startswith("| H ")]
+    # H 128 x 4 has one point, so no curve yet.
+    assert rows == ["| H 64 x 4 | h64_l4 | x1.0 | 2400 | 0.20 | 13.0 | 51.0 | "
+                    "+10.0 [+0.0, +20.0] | +5.0 [-1.0, +11.0] |",
+                    "| H 64 x 4 | budget_x2 | x2.0 | 4800 | 0.40 | 13.0 | 51.0 | "
+                    "+10.0 [+0.0, +20.0] | +5.0 [-1.0, +11.0] |"]
     assert open(written[1], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert "fine-tuned with `small_model_v9`" in open(written[0]).read()
-    # Without the reference run of that recipe, one lever is no curve.
+    _finished(levers / "h128_l4_dynamic_x4", report, 2880, 33)
+    markdown, curves = study.budget_curve(str(levers))
+    assert [point["name"] for point in curves["H 128 x 4"]] == ["h128_l4", "h128_l4_dynamic_x4"]
+    assert [round(point["budget"], 2) for point in curves["H 128 x 4"]] == [0.99, 3.96]
+    assert "| H 128 x 4 | h128_l4_dynamic_x4 | x4.0 | 2880 | 0.24 |" in markdown
+    # A point fine-tuned with another recipe is not on the curve, and without the
+    # reference run of that recipe one lever of H 64 x 4 is no curve.
+    (levers / "h128_l4" / "downstream.json").write_text(
+        json.dumps({**report, "recipe_name": "small_model_v8"}))
     monkeypatch.setattr(study, "reference_report", lambda recipe: str(tmp_path / "other"))
     assert study.budget_curve(str(levers)) is None
 
