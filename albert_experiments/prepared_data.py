@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
@@ -29,6 +29,15 @@ from data_prep.pipeline import build_shards, make_plan, train_tokenizer
 from data_prep.task_folders import summary_lines, write_task
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
+
+
+def bytes_digest(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of a file's bytes (its name left out)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def _digest(*parts) -> str:
@@ -110,6 +119,23 @@ class ExperimentData:
         options = self.spec.shards.options_for(
             objective, {"dupe_factor": self.spec.shards.heldout_dupe_factor})
         return self._shards("heldout", (first,), self.text_files(first)[1], options, 1)
+
+    def provenance(self, sources: Sequence[CorpusSource]) -> dict[str, Any]:
+        """What a run's data was made from, for its record: per corpus source, the Debian
+        package and version each built-in part was read from (the corpus's `.sources.json`)
+        or the SHA-256 of each of the user's files; and the SentencePiece model's. Two
+        machines with other package versions make other data from the same table file."""
+        corpus = {}
+        for source in sources:
+            train_files, _ = self.text_files(source)
+            if source.builtin:
+                with open(train_files[0] + ".sources.json", encoding="utf-8") as f:
+                    parts = json.load(f)["sources"]
+                corpus[source.name] = {name: f"{part['package']} {part['version']}"
+                                       for name, part in sorted(parts.items())}
+            else:
+                corpus[source.name] = {path: bytes_digest(path) for path in train_files}
+        return {"corpus": corpus, "tokenizer": bytes_digest(self.spm_model())}
 
     def task_folder(self, task: DownstreamSpec) -> str:
         """The task's folder: its own `data_dir`, or its `albert-data task` source written

@@ -198,6 +198,75 @@ def stuck_markdown(rows: Sequence[dict[str, Any]], task_names: Sequence[str]) ->
     return "\n".join(text)
 
 
+def data_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Whether the rows were made from the same data (`ExperimentData.provenance`, recorded
+    since 2026-12): one line when they were, else which rows were made from which build and
+    what differs (package versions, the tokenizer); rows made before the record was kept are
+    named. Empty when no row has a record."""
+    builds: list[tuple[dict[str, Any], list[str]]] = []
+    unrecorded = []
+    for result in rows:
+        data = result.get("data")
+        if data is None:
+            unrecorded.append(row_label(result))
+            continue
+        for build, labels in builds:
+            if _same_data(build, data):
+                labels.append(row_label(result))
+                break
+        else:
+            builds.append((data, [row_label(result)]))
+    if not builds:
+        return ""
+    corpus = builds[0][0].get("corpus") or next(
+        (build["corpus"] for build, _ in builds if build.get("corpus")), {})
+    parts = ", ".join(f"{name} ({len(found)} part{'s' * (len(found) != 1)})"
+                      for name, found in corpus.items())
+    lines = []
+    if len(builds) == 1:
+        lines.append(f"Every row with a record was made from the same data: "
+                      f"{parts + ', ' if parts else ''}tokenizer "
+                      f"{builds[0][0]['tokenizer']} (the packages' versions and the files' "
+                      f"digests are in results.json).")
+    else:
+        lines.append(f"The rows were made from {len(builds)} builds of the data (the table "
+                     f"ran on machines with other package versions):")
+        for number, (build, labels) in enumerate(builds, 1):
+            lines.append(f"- build {number}: {', '.join(labels)}; tokenizer "
+                         f"{build['tokenizer']}")
+        lines.append(f"- they differ in: {', '.join(_data_differences(builds))}")
+    if unrecorded:
+        note = (f"Not recorded for {', '.join(unrecorded)} (made before each run kept its "
+                f"data's record).")
+        if len(builds) == 1:
+            lines[0] += " " + note
+        else:
+            lines += ["", note]
+    return "\n".join(lines)
+
+
+def _same_data(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Two records of the same build: the same tokenizer, and the same corpus where both
+    have one (a random start's record has only the tokenizer)."""
+    return one["tokenizer"] == other["tokenizer"] and (
+        "corpus" not in one or "corpus" not in other or one["corpus"] == other["corpus"])
+
+
+def _data_differences(builds: Sequence[tuple[dict[str, Any], list[str]]]) -> list[str]:
+    """What differs between the builds: `part (version / version)` per corpus part, and the
+    tokenizer."""
+    found = []
+    corpora = [build["corpus"] for build, _ in builds if "corpus" in build]
+    for source in sorted({name for corpus in corpora for name in corpus}):
+        for part in sorted({name for corpus in corpora for name in corpus.get(source, {})}):
+            values = [corpus.get(source, {}).get(part, "absent") for corpus in corpora]
+            if len(set(values)) > 1:
+                found.append(f"{part} ({' / '.join(values)})")
+    if len({build["tokenizer"] for build, _ in builds}) > 1:
+        found.append("the tokenizer")
+    return found
+
+
 def row_label(result: dict[str, Any]) -> str:
     """A finished variant's name in the report's tables: its group (if any), then its label,
     as `VariantSpec.row_label` names its row."""
@@ -350,6 +419,11 @@ def _titled(title: str, body: str) -> list[str]:
     return [f"## {title}", "", body, ""] if body else []
 
 
+def _data_section(parts: ReportParts) -> list[str]:
+    rows = [*parts.results, *([parts.reference] if parts.reference else [])]
+    return _titled("The data", data_markdown(rows))
+
+
 def _stuck_section(parts: ReportParts) -> list[str]:
     rows = [*parts.results, *([parts.reference] if parts.reference else [])]
     return _titled("Stuck fine-tunes", stuck_markdown(rows, parts.task_names))
@@ -389,8 +463,9 @@ def _notes(parts: ReportParts) -> list[str]:
 
 
 # The sections of results.md, in order; each gives no lines when it has nothing to say.
-SECTIONS = (_header, _table, _probe_notes, _gains_section, _stuck_section, _chance_section,
-            _plateau_section, _trend_section, _plots, _verdicts_section, _notes)
+SECTIONS = (_header, _table, _data_section, _probe_notes, _gains_section, _stuck_section,
+            _chance_section, _plateau_section, _trend_section, _plots, _verdicts_section,
+            _notes)
 
 
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:

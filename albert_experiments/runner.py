@@ -21,7 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
-from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData, bytes_digest
 from albert_experiments.records import (
     RECORDS_DIR,
     has_checkpoints,
@@ -197,6 +197,7 @@ def _has(part: str) -> Callable[[ExperimentSpec, str, VariantResult], bool]:
 
 def _pretraining(run: VariantRun, result: VariantResult) -> None:
     result.update(_pretrain_and_score(run.spec, run.variant, run.config, run.heldout))
+    result["data"] = run.data.provenance(run.variant.corpus_sources)
 
 
 def _outcomes(run: VariantRun, result: VariantResult) -> None:
@@ -457,9 +458,10 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
     result = {"name": RANDOM_START, "label": f"random start ({first.row_label} sizes)",
               "model": model, "metrics": {}, "downstream": {}}
     stored = read_result(os.path.join(folders.work_dir, RANDOM_START))
-    if stored is not None:
-        if stored.get("model") == model:  # other sizes: fine-tuned anew, in another folder
-            result = {**stored, "label": result["label"]}
+    if stored is not None and stored.get("model") == model:
+        result = {**stored, "label": result["label"]}
+    else:  # new, or other sizes: fine-tuned anew, in another folder
+        result["data"] = {"tokenizer": bytes_digest(data.spm_model())}
     folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{settings_digest(model)}")
     if folders.reuse_dirs and not os.path.exists(folder):
         source = find_random_start(folders.reuse_dirs, folder, data.spm_model(),

@@ -126,3 +126,32 @@ def test_stuck_fine_tunes_and_superseded_recipes_are_named_with_what_changed():
     assert SMALL_MODEL not in SUPERSEDED_RECIPES
     older = stuck_markdown([row("E=16", "small_model_v2", ())], ["bbc-news"])
     assert older.startswith("None of the 3 fine-tunes is stuck.\n\nThe downstream columns")
+
+
+def test_the_data_section_says_which_rows_were_made_from_which_build():
+    from albert_experiments.report import data_markdown
+
+    def build(linux_doc, tokenizer):
+        return {"corpus": {"debian-prose": {"bible": "sword-text-web 426.0-1",
+                                            "linux-kernel-docs": f"linux-doc-6.1 {linux_doc}"}},
+                "tokenizer": tokenizer}
+
+    old, new = build("6.1.158-1", "aaaa"), build("6.1.192-3", "bbbb")
+    random_start = {"label": "random start (E=16 sizes)", "data": {"tokenizer": "aaaa"}}
+    assert data_markdown([{"label": "E=16"}]) == ""  # nothing recorded: nothing to say
+    same = data_markdown([{"label": "E=16", "data": old}, {"label": "E=32", "data": old},
+                          random_start, {"label": "E=64"}])
+    assert same == ("Every row with a record was made from the same data: debian-prose "
+                    "(2 parts), tokenizer aaaa (the packages' versions and the files' digests "
+                    "are in results.json). Not recorded for E=64 (made before each run kept "
+                    "its data's record).")
+    # A table resumed on a machine with a newer point release: two builds, each row named.
+    mixed = data_markdown([{"label": "E=16", "data": old}, {"label": "E=32", "data": new},
+                           random_start]).splitlines()
+    assert mixed == [
+        "The rows were made from 2 builds of the data (the table ran on machines with other "
+        "package versions):",
+        "- build 1: E=16, random start (E=16 sizes); tokenizer aaaa",
+        "- build 2: E=32; tokenizer bbbb",
+        "- they differ in: linux-kernel-docs (linux-doc-6.1 6.1.158-1 / linux-doc-6.1 "
+        "6.1.192-3), the tokenizer"]

@@ -4,6 +4,7 @@ scores, downstream columns, the report and resuming (slow)."""
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -140,6 +141,20 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
                     variant["metrics"][f"{task}_accuracy"], abs=1e-6)
     assert f"{masked:,} masked predictions, paired |" in markdown
     assert "## Sentence accuracies against chance" in markdown
+    # What the data was made from, by the bytes of the training text and of the tokenizer,
+    # hashed here independently: one build for every row, the random start's too.
+    (spm_model,) = glob.glob(os.path.join(micro["data"], "spm", "*.model"))
+    train_text = os.path.join(os.path.dirname(micro["path"]), "train.txt")
+    with open(spm_model, "rb") as f:
+        tokenizer = hashlib.sha256(f.read()).hexdigest()[:16]
+    with open(train_text, "rb") as f:
+        text = hashlib.sha256(f.read()).hexdigest()[:16]
+    for variant in report["variants"]:
+        assert variant["data"] == {"corpus": {"ordered": {train_text: text}},
+                                   "tokenizer": tokenizer}
+    assert random_start["data"] == {"tokenizer": tokenizer}
+    assert (f"Every row with a record was made from the same data: ordered (1 part), "
+            f"tokenizer {tokenizer}") in markdown
     assert "## Held-out accuracies at each kept checkpoint" in markdown
     assert "## Off the unigram plateau" in markdown
     for variant in report["variants"]:  # the plateau of the same held-out predictions
