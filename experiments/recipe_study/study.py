@@ -78,11 +78,16 @@ class Variant:
     layers: int = REFERENCE["layers"]
     overrides: tuple[str, ...] = ()
     budget: float = 1.0
+    vocab_size: int = 8000  # SentencePiece pieces (`prepare_vocabulary` for other sizes)
 
 
 SHAPES = {f"h{hidden}_l{layers}": Variant(hidden, layers)
           for hidden in (64, 128, 256) for layers in (2, 4, 12)}
 CORPUS = "runs/prose_full"  # experiments/results/downstream/prose_full_8k/commands.sh
+# The tokenizer's training text: the corpus's first 10 MB (the same commands.sh), on which
+# the 8,000-piece model was trained; other vocabulary sizes are trained on it alike.
+TOKENIZER_TEXT = "runs/prose/corpus/train.txt"
+REFERENCE_VOCABULARY = 8000
 TASK_TEXT = "runs/task_text"  # the suite's training texts, tokenized like CORPUS
 # The study's other levers, each one change at the reference shape.
 LEVERS = {
@@ -126,13 +131,61 @@ LEVERS = {
     "task_text": Variant(overrides=(
         f"data.train_files=[{CORPUS}/shards/train/*.tfrecord, "
         f"{TASK_TEXT}/shards/train/*.tfrecord]",)),
+    # The vocabulary: 16,000 and 30,000 pieces (the paper's) against 8,000, trained on the
+    # same text, the corpus tokenized anew with each. A larger vocabulary costs FLOPs in the
+    # tied output layer (2 x E x V per prediction), so these get fewer steps; their random
+    # starts have their own tokenizers and sizes.
+    "vocab_16k": Variant(vocab_size=16000),
+    "vocab_30k": Variant(vocab_size=30000),
 }
 VARIANTS = {**SHAPES, **LEVERS}
-PRETRAIN_OVERRIDES = (
-    "model.vocab_size=8000", f"data.train_files=[{CORPUS}/shards/train/*.tfrecord]",
-    f"data.eval_files=[{CORPUS}/shards/heldout/*.tfrecord]", "data.max_seq_length=128",
-    "data.max_predictions_per_seq=20", "model.max_position_embeddings=128",
-    'downstream_check.task_dir=""')
+SEQUENCE_OVERRIDES = ("data.max_seq_length=128", "data.max_predictions_per_seq=20",
+                      "model.max_position_embeddings=128", 'downstream_check.task_dir=""')
+
+
+def corpus_dir(vocab_size: int) -> str:
+    """The folder of the corpus's shards tokenized with `vocab_size` pieces."""
+    return CORPUS if vocab_size == REFERENCE_VOCABULARY else f"{CORPUS}_{vocab_size // 1000}k"
+
+
+def tokenizer_prefix(vocab_size: int) -> str:
+    """The SentencePiece model's path without `.model`, for `vocab_size` pieces."""
+    return ("runs/prose/spm/albert" if vocab_size == REFERENCE_VOCABULARY
+            else f"runs/prose/spm_{vocab_size // 1000}k/albert")
+
+
+def pretrain_overrides(vocab_size: int = REFERENCE_VOCABULARY) -> list[str]:
+    """The overrides of `tiny_cpu.yaml` every run of the study has: the whole prose corpus
+    tokenized with `vocab_size` pieces, sequences of 128, no downstream check of its own."""
+    corpus = corpus_dir(vocab_size)
+    return [f"model.vocab_size={vocab_size}",
+            f"data.train_files=[{corpus}/shards/train/*.tfrecord]",
+            f"data.eval_files=[{corpus}/shards/heldout/*.tfrecord]", *SEQUENCE_OVERRIDES]
+
+
+def prepare_vocabulary(vocab_size: int) -> None:
+    """Trains the SentencePiece model of `vocab_size` pieces on `TOKENIZER_TEXT` and builds
+    the corpus's shards with it (options as the 8,000-piece shards'), each unless present;
+    the 8,000-piece files come from the reference's commands.sh."""
+    if vocab_size == REFERENCE_VOCABULARY:
+        return
+    data = os.path.join(BIN, "albert-data")
+    prefix = tokenizer_prefix(vocab_size)
+    if not os.path.exists(prefix + ".model"):
+        subprocess.run([data, "train-spm", "--input", TOKENIZER_TEXT, "--model_prefix", prefix,
+                        "--vocab_size", str(vocab_size), "--max_sentences", "300000"],
+                       check=True)
+    for split in ("heldout", "train"):
+        text = os.path.join(CORPUS, "corpus", f"{split}.txt")
+        output = os.path.join(corpus_dir(vocab_size), "shards", split)
+        if not os.path.exists(os.path.join(output, "manifest.json")):
+            subprocess.run([data, "build", "--input", text,
+                            "--spm_model", prefix + ".model", "--output_dir", output,
+                            "--sentence_objective", "sop", "--dupe_factor", "1",
+                            "--max_seq_length", "128", "--max_predictions_per_seq", "20",
+                            "--num_workers", "2", "--no_progress"], check=True)
+
+
 PROBE_FILES = ("probe.json", "probe.md")
 STEP_UNIT = 120  # steps are a multiple of it: six epochs of whole 20-step executions
 
@@ -143,13 +196,14 @@ def shape_overrides(hidden: int, layers: int) -> list[str]:
             f"model.intermediate_size={4 * hidden}"]
 
 
-def step_flops(hidden: int, layers: int, overrides: tuple[str, ...] = ()) -> int:
+def step_flops(hidden: int, layers: int, overrides: tuple[str, ...] = (),
+               vocab_size: int = REFERENCE_VOCABULARY) -> int:
     """FLOPs of one pretraining step of this shape with these overrides."""
     from albert_tf.config.pretraining import load_pretrain_config
     from albert_tf.flops import pretraining_step_flops
     config = load_pretrain_config("configs/pretrain/tiny_cpu.yaml",
-                                  [*PRETRAIN_OVERRIDES, *shape_overrides(hidden, layers),
-                                   *overrides])
+                                  [*pretrain_overrides(vocab_size),
+                                   *shape_overrides(hidden, layers), *overrides])
     return pretraining_step_flops(config.model, config.train.global_batch_size,
                                   config.data.max_seq_length,
                                   config.data.training_predictions_per_seq)
@@ -164,7 +218,7 @@ def budget_steps(variant: Variant) -> int:
 
 
 def variant_step_flops(variant: Variant) -> int:
-    return step_flops(variant.hidden, variant.layers, variant.overrides)
+    return step_flops(variant.hidden, variant.layers, variant.overrides, variant.vocab_size)
 
 
 def pretrain_command(name: str, run_dir: str) -> list[str]:
@@ -172,7 +226,8 @@ def pretrain_command(name: str, run_dir: str) -> list[str]:
     steps = budget_steps(variant)
     return [os.path.join(BIN, "albert-pretrain"), "--config", "configs/pretrain/tiny_cpu.yaml",
             *[item for override in [
-                *PRETRAIN_OVERRIDES, *shape_overrides(variant.hidden, variant.layers),
+                *pretrain_overrides(variant.vocab_size),
+                *shape_overrides(variant.hidden, variant.layers),
                 *variant.overrides,
                 f"train.model_dir={run_dir}", f"train.train_steps={steps}",
                 f"train.steps_per_epoch={steps // 6}", f"train.backup_every_steps={steps // 6}",
@@ -205,9 +260,11 @@ def pretrain(name: str, run_dir: str) -> dict:
     steps = budget_steps(variant)
     results = os.path.join(run_dir, "eval_results.json")
     if not (os.path.exists(results) and _json(results).get("step") == steps):
+        prepare_vocabulary(variant.vocab_size)
         subprocess.run(pretrain_command(name, run_dir), check=True)
     return {"shape": name, "hidden_size": variant.hidden, "num_layers": variant.layers,
             "overrides": list(variant.overrides), "budget": variant.budget,
+            "vocab_size": variant.vocab_size,
             "train_steps": steps, "step_flops": variant_step_flops(variant),
             "seconds": round(training_seconds(run_dir, steps), 1), "machine": machine(),
             "heldout": _json(results)}

@@ -29,6 +29,9 @@ def test_every_shape_gets_the_reference_flops_within_one_step_unit(study, monkey
     assert (study.budget_steps(study.VARIANTS["e_128"])
             < study.budget_steps(study.VARIANTS["e_64"]) < study.REFERENCE["steps"])
     assert study.budget_steps(study.VARIANTS["mask_30"]) < study.REFERENCE["steps"]
+    # So does a larger vocabulary: 30,000 pieces get fewer steps than 16,000.
+    assert (study.budget_steps(study.VARIANTS["vocab_30k"])
+            < study.budget_steps(study.VARIANTS["vocab_16k"]) < study.REFERENCE["steps"])
     assert study.budget_steps(study.VARIANTS["budget_x4"]) == 4 * study.REFERENCE["steps"]
 
 
@@ -144,3 +147,39 @@ def test_pretrain_only_pretrains_each_variant_and_measures_nothing(study, monkey
                           ("mask_30", os.path.join("w", "mask_30", "run"))]
     assert measured == []
     assert "mask_30 pretrained in w/mask_30/run" in capsys.readouterr().out
+
+
+def test_a_vocabulary_lever_tokenizes_the_corpus_anew_once_and_pretrains_on_it(
+        study, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    commands = []
+
+    def run(command, check):  # stands for albert-data: writes what each command would
+        commands.append(command)
+        if command[1] == "train-spm":
+            prefix = command[command.index("--model_prefix") + 1]
+            os.makedirs(os.path.dirname(prefix), exist_ok=True)
+            open(prefix + ".model", "w").close()
+        else:
+            output = command[command.index("--output_dir") + 1]
+            os.makedirs(output)
+            open(os.path.join(output, "manifest.json"), "w").close()
+
+    monkeypatch.setattr(study.subprocess, "run", run)
+    study.prepare_vocabulary(8000)  # the reference's files come from its commands.sh
+    assert commands == []
+    study.prepare_vocabulary(16000)
+    assert [command[1] for command in commands] == ["train-spm", "build", "build"]
+    assert commands[0][commands[0].index("--input") + 1] == study.TOKENIZER_TEXT
+    assert commands[0][commands[0].index("--vocab_size") + 1] == "16000"
+    for command, split in zip(commands[1:], ("heldout", "train")):
+        assert command[command.index("--input") + 1] == f"runs/prose_full/corpus/{split}.txt"
+        assert command[command.index("--spm_model") + 1] == "runs/prose/spm_16k/albert.model"
+        assert command[command.index("--output_dir") + 1] == (
+            f"runs/prose_full_16k/shards/{split}")
+    study.prepare_vocabulary(16000)  # everything there: nothing run again
+    assert len(commands) == 3
+    monkeypatch.chdir(REPOSITORY)  # the step budget reads the study's config
+    pretrain = study.pretrain_command("vocab_16k", "run")
+    assert "model.vocab_size=16000" in pretrain
+    assert "data.train_files=[runs/prose_full_16k/shards/train/*.tfrecord]" in pretrain
