@@ -218,8 +218,7 @@ def data_markdown(rows: Sequence[dict[str, Any]]) -> str:
             builds.append((data, [row_label(result)]))
     if not builds:
         return ""
-    corpus = builds[0][0].get("corpus") or next(
-        (build["corpus"] for build, _ in builds if build.get("corpus")), {})
+    corpus = next((build["corpus"] for build, _ in builds if build.get("corpus")), {})
     parts = ", ".join(f"{name} ({len(found)} part{'s' * (len(found) != 1)})"
                       for name, found in corpus.items())
     lines = []
@@ -361,6 +360,11 @@ class ReportParts:
     def task_names(self) -> list[str]:
         return [task.name for task in self.spec.downstream]
 
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The finished variants' results, then the random start's if it ran."""
+        return [*self.results, *([self.reference] if self.reference else [])]
+
 
 def _header(parts: ReportParts) -> list[str]:
     spec, lines = parts.spec, [f"# {parts.spec.title or parts.spec.name} "
@@ -420,13 +424,11 @@ def _titled(title: str, body: str) -> list[str]:
 
 
 def _data_section(parts: ReportParts) -> list[str]:
-    rows = [*parts.results, *([parts.reference] if parts.reference else [])]
-    return _titled("The data", data_markdown(rows))
+    return _titled("The data", data_markdown(parts.rows))
 
 
 def _stuck_section(parts: ReportParts) -> list[str]:
-    rows = [*parts.results, *([parts.reference] if parts.reference else [])]
-    return _titled("Stuck fine-tunes", stuck_markdown(rows, parts.task_names))
+    return _titled("Stuck fine-tunes", stuck_markdown(parts.rows, parts.task_names))
 
 
 def _chance_section(parts: ReportParts) -> list[str]:
