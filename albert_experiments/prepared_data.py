@@ -22,22 +22,15 @@ import os
 from typing import Any, Mapping, Sequence
 
 from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
+from albert_tf.io.files import file_digest
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.vocabulary import model_checksum
 from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
 from data_prep.task_folders import summary_lines, write_task
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
-
-
-def bytes_digest(path: str) -> str:
-    """The first 16 hex digits of the SHA-256 of a file's bytes (its name left out)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:16]
 
 
 def _digest(*parts) -> str:
@@ -123,7 +116,7 @@ class ExperimentData:
     def provenance(self, sources: Sequence[CorpusSource]) -> dict[str, Any]:
         """What a run's data was made from, for its record: per corpus source, the Debian
         package and version each built-in part was read from (the corpus's `.sources.json`)
-        or the SHA-256 of each of the user's files; and the SentencePiece model's. Two
+        or the SHA-256 of each of the user's files; and the SentencePiece model's checksum. Two
         machines with other package versions make other data from the same table file."""
         corpus = {}
         for source in sources:
@@ -134,8 +127,14 @@ class ExperimentData:
                 corpus[source.name] = {name: f"{part['package']} {part['version']}"
                                        for name, part in sorted(parts.items())}
             else:
-                corpus[source.name] = {path: bytes_digest(path) for path in train_files}
-        return {"corpus": corpus, "tokenizer": bytes_digest(self.spm_model())}
+                corpus[source.name] = {path: file_digest([path]) for path in train_files}
+        return {"corpus": corpus, "tokenizer": self.tokenizer_checksum()}
+
+    def tokenizer_checksum(self) -> str:
+        """The SentencePiece model's checksum, as the shards' manifest and a run's
+        `tokenizer.checksum` record it."""
+        with open(self.spm_model(), "rb") as f:
+            return model_checksum(f.read())
 
     def task_folder(self, task: DownstreamSpec) -> str:
         """The task's folder: its own `data_dir`, or its `albert-data task` source written

@@ -21,7 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
-from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData, bytes_digest
+from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.records import (
     RECORDS_DIR,
     has_checkpoints,
@@ -461,7 +461,7 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
     if stored is not None and stored.get("model") == model:
         result = {**stored, "label": result["label"]}
     else:  # new, or other sizes: fine-tuned anew, in another folder
-        result["data"] = {"tokenizer": bytes_digest(data.spm_model())}
+        result["data"] = {"tokenizer": data.tokenizer_checksum()}
     folder = os.path.join(folders.work_dir, RANDOM_START, f"model-{settings_digest(model)}")
     if folders.reuse_dirs and not os.path.exists(folder):
         source = find_random_start(folders.reuse_dirs, folder, data.spm_model(),

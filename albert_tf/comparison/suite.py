@@ -50,8 +50,7 @@ from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_
 from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
-from albert_tf.finetuning.feature_cache import file_digest
-from albert_tf.io.files import atomic_write_bytes
+from albert_tf.io.files import atomic_write_bytes, file_digest
 from albert_tf.task_data.glue import test_labels_path
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 

@@ -26,22 +26,6 @@ from albert_tf.records.tfrecord import write_records
 FEATURE_VERSION = 1  # bump when a conversion changes what it writes
 
 
-def file_digest(paths: Iterable[str]) -> str:
-    """SHA-256 over the names and bytes of `paths` (files; folders are walked in order)."""
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        files = [path]
-        if os.path.isdir(path):
-            files = sorted(os.path.join(root, name) for root, _, names in os.walk(path)
-                           for name in names)
-        for name in files:
-            digest.update(os.path.relpath(name, os.path.dirname(path)).encode())
-            with open(name, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_key(**parts: Any) -> str:
     """A short digest of `parts` (JSON-able values) and the feature version."""
     text = json.dumps({**parts, "feature_version": FEATURE_VERSION}, sort_keys=True)

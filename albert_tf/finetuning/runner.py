@@ -41,19 +41,14 @@ from albert_tf.finetuning.dev_evaluation import (
     read_best,
     weights_checkpoint,
 )
-from albert_tf.finetuning.feature_cache import (
-    CachedFeatures,
-    cache_key,
-    cached_features,
-    file_digest,
-)
+from albert_tf.finetuning.feature_cache import CachedFeatures, cache_key, cached_features
 from albert_tf.finetuning.head_prior import start_head_at_prior
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.finetuning.same_run import check_same_run
 from albert_tf.finetuning.stuck import stuck_note
 from albert_tf.finetuning.task_kinds import FinetuneTask, get_task
-from albert_tf.io.files import atomic_write_bytes, read_bytes
+from albert_tf.io.files import atomic_write_bytes, file_digest, read_bytes
 from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
 from albert_tf.loop.optimization import create_optimizer

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import glob as local_glob
+import hashlib
 import os
 import shutil
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 
 def is_remote(path: str) -> bool:
@@ -122,3 +123,20 @@ def remove_stale_temporaries(folder: str) -> list[str]:
     for path in stale:
         remove(path)
     return stale
+
+
+def file_digest(paths: Iterable[str]) -> str:
+    """SHA-256 over the names and bytes of `paths`, local files (folders are walked in
+    order); each name is relative to its path's folder, so a copy elsewhere digests alike."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        files = [path]
+        if os.path.isdir(path):
+            files = sorted(os.path.join(root, name) for root, _, names in os.walk(path)
+                           for name in names)
+        for name in files:
+            digest.update(os.path.relpath(name, os.path.dirname(path)).encode())
+            with open(name, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()

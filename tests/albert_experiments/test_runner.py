@@ -146,9 +146,9 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     (spm_model,) = glob.glob(os.path.join(micro["data"], "spm", "*.model"))
     train_text = os.path.join(os.path.dirname(micro["path"]), "train.txt")
     with open(spm_model, "rb") as f:
-        tokenizer = hashlib.sha256(f.read()).hexdigest()[:16]
-    with open(train_text, "rb") as f:
-        text = hashlib.sha256(f.read()).hexdigest()[:16]
+        tokenizer = "sha256:" + hashlib.sha256(f.read()).hexdigest()
+    with open(train_text, "rb") as f:  # the digest names the file, then its bytes
+        text = hashlib.sha256(b"train.txt" + f.read()).hexdigest()
     for variant in report["variants"]:
         assert variant["data"] == {"corpus": {"ordered": {train_text: text}},
                                    "tokenizer": tokenizer}

@@ -13,6 +13,7 @@ from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.datasets import evaluation_dataset, training_dataset, trim_to_longest
 from albert_tf.finetuning.task_kinds import TASK_NAMES, get_task
+from albert_tf.io.files import file_digest
 from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -51,12 +52,12 @@ def test_cache_round_trips_and_converts_only_once(tmp_path):
 def test_cache_key_follows_settings_and_file_bytes(tmp_path):
     data = tmp_path / "train.tsv"
     data.write_text("a\t1\n")
-    digest = feature_cache.file_digest([str(data)])
+    digest = file_digest([str(data)])
     key = feature_cache.cache_key(data=digest, max_seq_length=128)
     assert key == feature_cache.cache_key(data=digest, max_seq_length=128)
     assert key != feature_cache.cache_key(data=digest, max_seq_length=64)
     data.write_text("a\t0\n")
-    assert feature_cache.file_digest([str(data)]) != digest
+    assert file_digest([str(data)]) != digest
 
 
 def test_batches_are_cut_to_their_longest_row_rounded_up():
