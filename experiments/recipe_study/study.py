@@ -139,8 +139,11 @@ LEVERS = {
     "vocab_30k": Variant(vocab_size=30000),
 }
 VARIANTS = {**SHAPES, **LEVERS}
-SEQUENCE_OVERRIDES = ("data.max_seq_length=128", "data.max_predictions_per_seq=20",
-                      "model.max_position_embeddings=128", 'downstream_check.task_dir=""')
+SEQUENCE_LENGTH, PREDICTIONS = 128, 20  # the shards' (commands.sh and `prepare_vocabulary`)
+SEQUENCE_OVERRIDES = (f"data.max_seq_length={SEQUENCE_LENGTH}",
+                      f"data.max_predictions_per_seq={PREDICTIONS}",
+                      f"model.max_position_embeddings={SEQUENCE_LENGTH}",
+                      'downstream_check.task_dir=""')
 
 
 def corpus_dir(vocab_size: int) -> str:
@@ -182,7 +185,8 @@ def prepare_vocabulary(vocab_size: int) -> None:
             subprocess.run([data, "build", "--input", text,
                             "--spm_model", prefix + ".model", "--output_dir", output,
                             "--sentence_objective", "sop", "--dupe_factor", "1",
-                            "--max_seq_length", "128", "--max_predictions_per_seq", "20",
+                            "--max_seq_length", str(SEQUENCE_LENGTH),
+                            "--max_predictions_per_seq", str(PREDICTIONS),
                             "--num_workers", "2", "--no_progress"], check=True)
 
 
@@ -209,11 +213,17 @@ def step_flops(hidden: int, layers: int, overrides: tuple[str, ...] = (),
                                   config.data.training_predictions_per_seq)
 
 
+@functools.cache
+def reference_step_flops() -> int:
+    """FLOPs of one step of the reference run (H 64 x 4, `tiny_cpu.yaml`), the unit of
+    every budget."""
+    return step_flops(REFERENCE["hidden"], REFERENCE["layers"])
+
+
 def budget_steps(variant: Variant) -> int:
     """The variant's budget (the reference run's FLOPs times `budget`) in whole
     `STEP_UNIT`s of its shape's steps (one at least)."""
-    budget = (variant.budget * REFERENCE["steps"]
-              * step_flops(REFERENCE["hidden"], REFERENCE["layers"]))
+    budget = variant.budget * REFERENCE["steps"] * reference_step_flops()
     return STEP_UNIT * max(1, round(budget / variant_step_flops(variant) / STEP_UNIT))
 
 
@@ -409,13 +419,6 @@ def _curve_point(name: str, finished: tuple[dict, dict]) -> dict:
             "tasks": tasks}
 
 
-@functools.cache
-def reference_step_flops() -> int:
-    """FLOPs of one step of the reference run (H 64 x 4, `tiny_cpu.yaml`), the unit of
-    every budget."""
-    return step_flops(REFERENCE["hidden"], REFERENCE["layers"])
-
-
 def _finished_point(name: str, levers_dir: str, recipe: str) -> tuple[dict, dict] | None:
     """A curve point's results: the reference run of `recipe` for `h64_l4`, otherwise the
     variant's folder under `levers_dir`, if it was fine-tuned with `recipe`."""
@@ -430,12 +433,11 @@ def budget_curve(levers_dir: str) -> tuple[str, dict[str, list[dict]]] | None:
     `BUDGET_CURVES`: the points finished under `levers_dir` (the reference run: that of
     the levers' fine-tuning recipe, `reference_report`); markdown and the points per
     shape, None before some shape has two points."""
-    recipes = [finished[1]["recipe_name"] for names in BUDGET_CURVES.values()
-               for name in names[1:]
-               if (finished := finished_variant(os.path.join(levers_dir, name)))]
-    if not recipes:
+    recipe = next((finished[1]["recipe_name"] for names in BUDGET_CURVES.values()
+                   for name in names[1:]
+                   if (finished := finished_variant(os.path.join(levers_dir, name)))), None)
+    if recipe is None:
         return None
-    recipe = recipes[0]
     curves = {}
     for shape, names in BUDGET_CURVES.items():
         points = [_curve_point(name, finished) for name in names
@@ -560,7 +562,7 @@ def main(argv=None) -> int:
                              "for a measurement of their own on the runs")
     args = parser.parse_args(argv)
     if args.list:
-        reference = step_flops(REFERENCE["hidden"], REFERENCE["layers"])
+        reference = reference_step_flops()
         for name, variant in VARIANTS.items():
             flops = variant_step_flops(variant)
             print(f"{name}: {budget_steps(variant)} steps of {flops / 1e9:.1f} GFLOP "
