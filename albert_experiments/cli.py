@@ -113,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                             help="a folder kept in git: each finished random-start seed is "
                                  "recorded there, and seeds recorded there are not "
                                  "fine-tuned again (another machine goes on from them)")
+    downstream.add_argument("--max_seq_length", type=int,
+                            help="the fine-tunes' sequence length (default: the run's "
+                                 "pretraining length; at most its position table's)")
     add_verbose_flag(downstream)
     probe = commands.add_parser(
         "probe", help="a linear model on a run's frozen encoder outputs and on random "
@@ -230,7 +233,7 @@ def _downstream(args) -> int:
         return fail("albert-experiment downstream", f"--tasks_dir {args.tasks_dir}: no such "
                     f"folder (write tasks with `albert-data task --source NAME`)")
     report = run_downstream(args.run_dir, args.tasks_dir, args.seeds, args.override,
-                            args.random_starts, args.random_records)
+                            args.random_starts, args.random_records, args.max_seq_length)
     print(downstream_markdown(report))
     return 0
 

@@ -18,9 +18,9 @@ data (pretrained runs under `RUN_DIR/downstream/<task>-<digest>/`, random starts
 `<tasks_dir>/random_starts/<digest of the sizes, tokenizer and recipe>/<task>-<digest>/`,
 shared by every run of the same sizes), so a rerun skips finished seeds and resumes an
 interrupted one, and a task folder written anew is fine-tuned anew; a task that fails is
-reported with its error and the others go on. A changed recipe (`--override`) is a suite of
-its own: its runs and report are named `downstream-<digest of the overrides>`, beside the
-plain recipe's.
+reported with its error and the others go on. A changed recipe (`--override`, or a
+sequence length other than the run's) is a suite of its own: its runs and report are named
+`downstream-<digest of the overrides>`, beside the plain recipe's.
 
 Random-start folders stay on the machine that made them. With `random_records` (a folder
 kept in git), each finished random-start seed is also written to
@@ -49,6 +49,7 @@ from albert_tf.comparison.gain import (
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
 from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
+from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.io.files import atomic_write_bytes, file_digest
 from albert_tf.task_data.glue import test_labels_path
@@ -73,6 +74,15 @@ def suite_tasks(tasks_dir: str) -> list[tuple[str, str, str]]:
 def suite_name(overrides: Sequence[str]) -> str:
     """The folder and report name of the suite run with `overrides` (in their order)."""
     return f"downstream-{settings_digest(list(overrides))}" if overrides else "downstream"
+
+
+def named_overrides(overrides: Sequence[str], run_seq_length: int,
+                    seq_length: int) -> list[str]:
+    """What sets a suite run apart from the fixed recipe at the run's own sequence length
+    (`run_seq_length`), and so names it (`suite_name`): `overrides`, and the fine-tunes'
+    `seq_length` unless it is the run's."""
+    return [*overrides, *([f"data.max_seq_length={seq_length}"]
+                          if seq_length != run_seq_length else [])]
 
 
 def random_start_folder(random_starts: str, model_config: dict[str, Any], spm_model: str,
@@ -152,26 +162,35 @@ def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
 
 def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_SEEDS,
                    overrides: Sequence[str] = (), random_starts: str | None = None,
-                   random_records: str | None = None) -> dict[str, Any]:
+                   random_records: str | None = None, max_seq_length: int | None = None
+                   ) -> dict[str, Any]:
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
-    `overrides`); writes `<suite>.json` (and `.md`; `suite_name`) in `run_dir` after each
-    task, so an interrupted run leaves the finished tasks' report, and returns it. Random
+    `overrides`) at `max_seq_length` (default: the run's pretraining length; a longer one
+    needs the run's position table to reach it, and fine-tuning alone trains the positions
+    pretraining never saw); writes `<suite>.json` (and `.md`; `suite_name` of
+    `named_overrides`) in `run_dir` after each task, so an interrupted run leaves the
+    finished tasks' report, and returns it. Random
     starts are fine-tuned under `random_starts` (default `<tasks_dir>/random_starts`;
     `random_start_folder`), so runs of the same sizes share them, and their seed records are
     kept under `random_records` when given (`random_record_path`)."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     # The run folder's copy of its tokenizer (config.yaml names it relative to the folder).
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
-    recipe = [*SMALL_MODEL_RECIPE, *overrides, f"data.max_seq_length={run.data.max_seq_length}"]
+    seq_length = max_seq_length or run.data.max_seq_length
+    if seq_length > run.model.max_position_embeddings:
+        raise ConfigError(f"max_seq_length {seq_length} exceeds the position table of {run_dir} "
+                          f"(model.max_position_embeddings {run.model.max_position_embeddings})")
+    recipe = [*SMALL_MODEL_RECIPE, *overrides, f"data.max_seq_length={seq_length}"]
+    named = named_overrides(overrides, run.data.max_seq_length, seq_length)
     shared = [*recipe, f"model.spm_model={spm_model}"]
     random_folder = random_start_folder(random_starts or os.path.join(tasks_dir, RANDOM_STARTS),
                                         run.model.to_dict(), spm_model, recipe)
-    folders = {"pretrained": os.path.join(run_dir, suite_name(overrides)),
+    folders = {"pretrained": os.path.join(run_dir, suite_name(named)),
                "random": random_folder}
     starts = {start: start_overrides(run_dir, start, random_folder, run.model.to_dict())
               for start in STARTS}
-    report_path = os.path.join(run_dir, f"{suite_name(overrides)}.json")
-    stored = _stored_rows(report_path, overrides)
+    report_path = os.path.join(run_dir, f"{suite_name(named)}.json")
+    stored = _stored_rows(report_path, named)
     rows, report = {}, None
     for name, task, task_folder in suite_tasks(tasks_dir):
         try:
@@ -181,9 +200,9 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
         print(f"albert-experiment downstream: {name} done", flush=True)
-        report = _write_report(run_dir, tasks_dir, seeds, overrides, rows,
+        report = _write_report(run_dir, tasks_dir, seeds, named, rows,
                                random_folder)  # after each task
-    return report or _write_report(run_dir, tasks_dir, seeds, overrides, rows, random_folder)
+    return report or _write_report(run_dir, tasks_dir, seeds, named, rows, random_folder)
 
 
 def _stored_rows(path: str, overrides: Sequence[str]) -> dict[str, Any]:

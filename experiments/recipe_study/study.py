@@ -15,7 +15,8 @@ reference's pretraining FLOPs (`albert_tf.flops.pretraining_step_flops`; warm-up
 of the steps, as there), which asks both whether the small-model fine-tuning recipe learns
 at every size (no fine-tune stuck at the constant answer unless both starts are) and which
 shape buys the most for a fixed budget. `LEVERS`: one change to the reference recipe each
-(budget, learning rate, E, masking, the sentence objective), at the reference's FLOPs
+(budget, learning rate, E, masking, the sentence objective, the data, the vocabulary, the
+sequence length, the batch size), at the reference's FLOPs
 unless the change is the budget. Each results folder gets `grid.md` (a row per finished
 variant, with its gain over the random start per task and its pretrained start against
 the reference run's), and the budget levers `budget_curve.md` / `.png`.
@@ -41,6 +42,7 @@ import argparse
 import dataclasses
 import functools
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -78,7 +80,8 @@ class Variant:
     layers: int = REFERENCE["layers"]
     overrides: tuple[str, ...] = ()
     budget: float = 1.0
-    vocab_size: int = 8000  # SentencePiece pieces (`prepare_vocabulary` for other sizes)
+    vocab_size: int = 8000  # SentencePiece pieces (`prepare_corpus` for other sizes)
+    sequence_length: int = 128  # of the pretraining examples (fine-tuning is at 128)
 
 
 SHAPES = {f"h{hidden}_l{layers}": Variant(hidden, layers)
@@ -137,18 +140,31 @@ LEVERS = {
     # starts have their own tokenizers and sizes.
     "vocab_16k": Variant(vocab_size=16000),
     "vocab_30k": Variant(vocab_size=30000),
+    # The sequence length: the corpus cut into examples of 64 pieces with 10 predictions
+    # (twice the examples, each step about half the FLOPs, so about twice the steps), the
+    # position table kept at 128 rows, so that the fine-tunes run at 128 as the reference's
+    # do and share its random start: positions 64-127 are then trained by fine-tuning alone.
+    "seq_64": Variant(sequence_length=64),
+    # The batch size at the same FLOPs and learning rate: half or twice the steps.
+    "batch_32": Variant(overrides=("train.global_batch_size=32",)),
+    "batch_128": Variant(overrides=("train.global_batch_size=128",)),
 }
 VARIANTS = {**SHAPES, **LEVERS}
-SEQUENCE_LENGTH, PREDICTIONS = 128, 20  # the shards' (commands.sh and `prepare_vocabulary`)
-SEQUENCE_OVERRIDES = (f"data.max_seq_length={SEQUENCE_LENGTH}",
-                      f"data.max_predictions_per_seq={PREDICTIONS}",
-                      f"model.max_position_embeddings={SEQUENCE_LENGTH}",
-                      'downstream_check.task_dir=""')
+# The reference's shards' sequence length (commands.sh), also every run's position table
+# and the fine-tunes' sequence length.
+SEQUENCE_LENGTH = 128
 
 
-def corpus_dir(vocab_size: int) -> str:
-    """The folder of the corpus's shards tokenized with `vocab_size` pieces."""
-    return CORPUS if vocab_size == REFERENCE_VOCABULARY else f"{CORPUS}_{vocab_size // 1000}k"
+def predictions_per_seq(sequence_length: int) -> int:
+    """Prediction slots for 15% masking: 20 at 128, as BERT's and the reference's shards."""
+    return math.ceil(0.15 * sequence_length)
+
+
+def corpus_dir(vocab_size: int, sequence_length: int = SEQUENCE_LENGTH) -> str:
+    """The folder of the corpus's shards tokenized with `vocab_size` pieces into examples of
+    `sequence_length`."""
+    folder = CORPUS if vocab_size == REFERENCE_VOCABULARY else f"{CORPUS}_{vocab_size // 1000}k"
+    return folder if sequence_length == SEQUENCE_LENGTH else f"{folder}_s{sequence_length}"
 
 
 def tokenizer_prefix(vocab_size: int) -> str:
@@ -157,36 +173,42 @@ def tokenizer_prefix(vocab_size: int) -> str:
             else f"runs/prose/spm_{vocab_size // 1000}k/albert")
 
 
-def pretrain_overrides(vocab_size: int = REFERENCE_VOCABULARY) -> list[str]:
+def pretrain_overrides(vocab_size: int = REFERENCE_VOCABULARY,
+                       sequence_length: int = SEQUENCE_LENGTH) -> list[str]:
     """The overrides of `tiny_cpu.yaml` every run of the study has: the whole prose corpus
-    tokenized with `vocab_size` pieces, sequences of 128, no downstream check of its own."""
-    corpus = corpus_dir(vocab_size)
+    tokenized with `vocab_size` pieces into examples of `sequence_length`, a position table
+    of `SEQUENCE_LENGTH`, no downstream check of its own."""
+    corpus = corpus_dir(vocab_size, sequence_length)
     return [f"model.vocab_size={vocab_size}",
             f"data.train_files=[{corpus}/shards/train/*.tfrecord]",
-            f"data.eval_files=[{corpus}/shards/heldout/*.tfrecord]", *SEQUENCE_OVERRIDES]
+            f"data.eval_files=[{corpus}/shards/heldout/*.tfrecord]",
+            f"data.max_seq_length={sequence_length}",
+            f"data.max_predictions_per_seq={predictions_per_seq(sequence_length)}",
+            f"model.max_position_embeddings={SEQUENCE_LENGTH}", 'downstream_check.task_dir=""']
 
 
-def prepare_vocabulary(vocab_size: int) -> None:
+def prepare_corpus(vocab_size: int, sequence_length: int = SEQUENCE_LENGTH) -> None:
     """Trains the SentencePiece model of `vocab_size` pieces on `TOKENIZER_TEXT` and builds
-    the corpus's shards with it (options as the 8,000-piece shards'), each unless present;
-    the 8,000-piece files come from the reference's commands.sh."""
-    if vocab_size == REFERENCE_VOCABULARY:
+    the corpus's shards with it into examples of `sequence_length` (other options as the
+    reference's shards'), each unless present; the reference's files (8,000 pieces, 128)
+    come from its commands.sh."""
+    if (vocab_size, sequence_length) == (REFERENCE_VOCABULARY, SEQUENCE_LENGTH):
         return
     data = os.path.join(BIN, "albert-data")
     prefix = tokenizer_prefix(vocab_size)
-    if not os.path.exists(prefix + ".model"):
+    if vocab_size != REFERENCE_VOCABULARY and not os.path.exists(prefix + ".model"):
         subprocess.run([data, "train-spm", "--input", TOKENIZER_TEXT, "--model_prefix", prefix,
                         "--vocab_size", str(vocab_size), "--max_sentences", "300000"],
                        check=True)
     for split in ("heldout", "train"):
         text = os.path.join(CORPUS, "corpus", f"{split}.txt")
-        output = os.path.join(corpus_dir(vocab_size), "shards", split)
+        output = os.path.join(corpus_dir(vocab_size, sequence_length), "shards", split)
         if not os.path.exists(os.path.join(output, "manifest.json")):
             subprocess.run([data, "build", "--input", text,
                             "--spm_model", prefix + ".model", "--output_dir", output,
                             "--sentence_objective", "sop", "--dupe_factor", "1",
-                            "--max_seq_length", str(SEQUENCE_LENGTH),
-                            "--max_predictions_per_seq", str(PREDICTIONS),
+                            "--max_seq_length", str(sequence_length),
+                            "--max_predictions_per_seq", str(predictions_per_seq(sequence_length)),
                             "--num_workers", "2", "--no_progress"], check=True)
 
 
@@ -201,12 +223,13 @@ def shape_overrides(hidden: int, layers: int) -> list[str]:
 
 
 def step_flops(hidden: int, layers: int, overrides: tuple[str, ...] = (),
-               vocab_size: int = REFERENCE_VOCABULARY) -> int:
+               vocab_size: int = REFERENCE_VOCABULARY,
+               sequence_length: int = SEQUENCE_LENGTH) -> int:
     """FLOPs of one pretraining step of this shape with these overrides."""
     from albert_tf.config.pretraining import load_pretrain_config
     from albert_tf.flops import pretraining_step_flops
     config = load_pretrain_config("configs/pretrain/tiny_cpu.yaml",
-                                  [*pretrain_overrides(vocab_size),
+                                  [*pretrain_overrides(vocab_size, sequence_length),
                                    *shape_overrides(hidden, layers), *overrides])
     return pretraining_step_flops(config.model, config.train.global_batch_size,
                                   config.data.max_seq_length,
@@ -228,7 +251,8 @@ def budget_steps(variant: Variant) -> int:
 
 
 def variant_step_flops(variant: Variant) -> int:
-    return step_flops(variant.hidden, variant.layers, variant.overrides, variant.vocab_size)
+    return step_flops(variant.hidden, variant.layers, variant.overrides, variant.vocab_size,
+                      variant.sequence_length)
 
 
 def pretrain_command(name: str, run_dir: str) -> list[str]:
@@ -236,7 +260,7 @@ def pretrain_command(name: str, run_dir: str) -> list[str]:
     steps = budget_steps(variant)
     return [os.path.join(BIN, "albert-pretrain"), "--config", "configs/pretrain/tiny_cpu.yaml",
             *[item for override in [
-                *pretrain_overrides(variant.vocab_size),
+                *pretrain_overrides(variant.vocab_size, variant.sequence_length),
                 *shape_overrides(variant.hidden, variant.layers),
                 *variant.overrides,
                 f"train.model_dir={run_dir}", f"train.train_steps={steps}",
@@ -270,11 +294,11 @@ def pretrain(name: str, run_dir: str) -> dict:
     steps = budget_steps(variant)
     results = os.path.join(run_dir, "eval_results.json")
     if not (os.path.exists(results) and _json(results).get("step") == steps):
-        prepare_vocabulary(variant.vocab_size)
+        prepare_corpus(variant.vocab_size, variant.sequence_length)
         subprocess.run(pretrain_command(name, run_dir), check=True)
     return {"shape": name, "hidden_size": variant.hidden, "num_layers": variant.layers,
             "overrides": list(variant.overrides), "budget": variant.budget,
-            "vocab_size": variant.vocab_size,
+            "vocab_size": variant.vocab_size, "sequence_length": variant.sequence_length,
             "train_steps": steps, "step_flops": variant_step_flops(variant),
             "seconds": round(training_seconds(run_dir, steps), 1), "machine": machine(),
             "heldout": _json(results)}
@@ -513,15 +537,23 @@ def write_budget_curve(levers_dir: str) -> list[str]:
     return paths
 
 
+def suite_report(name: str) -> str:
+    """The name (no extension) of the variant's report from `albert-experiment downstream`
+    at `SEQUENCE_LENGTH`: a suite of its own when the variant pretrained at another."""
+    from albert_tf.comparison.suite import named_overrides, suite_name
+    return suite_name(named_overrides((), VARIANTS[name].sequence_length, SEQUENCE_LENGTH))
+
+
 def finish(shape: str, run_dir: str, results_dir: str, record: dict, commit: bool,
            random_records: str = RANDOM_RECORDS) -> None:
     folder = os.path.join(results_dir, shape)
     os.makedirs(folder, exist_ok=True)
-    report = _json(os.path.join(run_dir, "downstream.json"))
+    report = _json(os.path.join(run_dir, f"{suite_report(shape)}.json"))
     report["pretrain_hours"] = round(record["seconds"] / 3600, 3)
     report["machine"] = record["machine"]
     _write_json(os.path.join(folder, "downstream.json"), report)
-    shutil.copyfile(os.path.join(run_dir, "downstream.md"), os.path.join(folder, "downstream.md"))
+    shutil.copyfile(os.path.join(run_dir, f"{suite_report(shape)}.md"),
+                    os.path.join(folder, "downstream.md"))
     _write_json(os.path.join(folder, "pretraining.json"), record)
     for name in PROBE_FILES:
         if os.path.exists(os.path.join(run_dir, name)):
@@ -582,7 +614,8 @@ def main(argv=None) -> int:
         probe(run_dir, args.tasks_dir)
         subprocess.run([os.path.join(BIN, "albert-experiment"), "downstream", run_dir,
                         "--tasks_dir", args.tasks_dir, "--random_records",
-                        args.random_records], check=True)
+                        args.random_records, "--max_seq_length", str(SEQUENCE_LENGTH)],
+                       check=True)
         finish(shape, run_dir, args.results, record, args.commit, args.random_records)
         print(f"shape grid: {shape} done", flush=True)
     return 0

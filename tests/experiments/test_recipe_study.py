@@ -166,9 +166,9 @@ def test_a_vocabulary_lever_tokenizes_the_corpus_anew_once_and_pretrains_on_it(
             open(os.path.join(output, "manifest.json"), "w").close()
 
     monkeypatch.setattr(study.subprocess, "run", run)
-    study.prepare_vocabulary(8000)  # the reference's files come from its commands.sh
+    study.prepare_corpus(8000)  # the reference's files come from its commands.sh
     assert commands == []
-    study.prepare_vocabulary(16000)
+    study.prepare_corpus(16000)
     assert [command[1] for command in commands] == ["train-spm", "build", "build"]
     assert commands[0][commands[0].index("--input") + 1] == study.TOKENIZER_TEXT
     assert commands[0][commands[0].index("--vocab_size") + 1] == "16000"
@@ -177,9 +177,55 @@ def test_a_vocabulary_lever_tokenizes_the_corpus_anew_once_and_pretrains_on_it(
         assert command[command.index("--spm_model") + 1] == "runs/prose/spm_16k/albert.model"
         assert command[command.index("--output_dir") + 1] == (
             f"runs/prose_full_16k/shards/{split}")
-    study.prepare_vocabulary(16000)  # everything there: nothing run again
+    study.prepare_corpus(16000)  # everything there: nothing run again
     assert len(commands) == 3
     monkeypatch.chdir(REPOSITORY)  # the step budget reads the study's config
     pretrain = study.pretrain_command("vocab_16k", "run")
     assert "model.vocab_size=16000" in pretrain
     assert "data.train_files=[runs/prose_full_16k/shards/train/*.tfrecord]" in pretrain
+
+
+def test_the_sequence_lever_pretrains_on_examples_of_64_and_fine_tunes_at_128(
+        study, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    commands = []
+
+    def build(command, check):  # stands for albert-data build: writes its manifest
+        commands.append(command)
+        output = command[command.index("--output_dir") + 1]
+        os.makedirs(output)
+        open(os.path.join(output, "manifest.json"), "w").close()
+
+    monkeypatch.setattr(study.subprocess, "run", build)
+    study.prepare_corpus(8000, 64)  # the reference's tokenizer: no train-spm
+    assert [command[1] for command in commands] == ["build", "build"]
+    for command, split in zip(commands, ("heldout", "train")):
+        assert command[command.index("--spm_model") + 1] == "runs/prose/spm/albert.model"
+        assert command[command.index("--output_dir") + 1] == f"runs/prose_full_s64/shards/{split}"
+        # 15% of 64 pieces in 10 slots, as 20 hold 15% of the reference's 128.
+        assert command[command.index("--max_seq_length") + 1] == "64"
+        assert command[command.index("--max_predictions_per_seq") + 1] == "10"
+    assert study.predictions_per_seq(study.SEQUENCE_LENGTH) == 20
+    monkeypatch.chdir(REPOSITORY)
+    pretrain = study.pretrain_command("seq_64", "run")
+    assert {"data.max_seq_length=64", "data.max_predictions_per_seq=10",
+            "model.max_position_embeddings=128",
+            "data.train_files=[runs/prose_full_s64/shards/train/*.tfrecord]"} <= set(pretrain)
+    # A step of 64 costs less than half of one of 128 (attention is quadratic in length).
+    assert study.budget_steps(study.VARIANTS["seq_64"]) > 2 * study.REFERENCE["steps"]
+    # The batch levers: a step's FLOPs are linear in the batch, so exactly 2x / 0.5x steps.
+    assert study.budget_steps(study.VARIANTS["batch_32"]) == 2 * study.REFERENCE["steps"]
+    assert study.budget_steps(study.VARIANTS["batch_128"]) == study.REFERENCE["steps"] // 2
+    # Its fine-tunes run at 128 (so it shares the reference's random start), as a suite of
+    # their own in the run folder, which is the report the results folder takes.
+    downstream, finished = [], []
+    monkeypatch.setattr(study, "pretrain", lambda shape, run_dir: {})
+    monkeypatch.setattr(study, "probe", lambda *args: None)
+    monkeypatch.setattr(study.subprocess, "run", lambda command, check: downstream.append(command))
+    monkeypatch.setattr(study, "finish", lambda shape, *args: finished.append(shape))
+    assert study.main(["seq_64", "--work", str(tmp_path)]) == 0
+    assert downstream[0][downstream[0].index("--max_seq_length") + 1] == "128"
+    assert finished == ["seq_64"]
+    from albert_tf.comparison.suite import suite_name
+    assert study.suite_report("seq_64") == suite_name(["data.max_seq_length=128"])
+    assert study.suite_report("h64_l4") == study.suite_report("vocab_16k") == "downstream"
