@@ -6,7 +6,6 @@ replaced by a stand-in that keeps their overrides (the seed loop itself is real)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 
@@ -14,27 +13,15 @@ import pytest
 import yaml
 from repository import REPOSITORY
 
-from albert_tf.comparison import seed_loop, suite
+from albert_tf.comparison import suite
 from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
 
 
 @pytest.fixture
-def fine_tunes(monkeypatch):
+def fine_tunes(stand_in_fine_tunes):
     """The overrides of every fine-tune asked for; each scores by its seed."""
-    asked = []
-
-    def fake_fine_tune(task, overrides, metric=None, label=None, pool=None):
-        asked.append(list(overrides))
-        seed = int(next(item for item in overrides if item.startswith("train.seed="))
-                   .split("=")[1])
-        return {"metric": "accuracy", "value": 0.5 + seed / 100, "test": 0.4 + seed / 100,
-                "best_step": 600, "constant": 0.25, "constant_test": 0.25}
-
-    monkeypatch.setattr(seed_loop, "fine_tune_in_child", fake_fine_tune)
-    monkeypatch.setattr(seed_loop, "child_process", contextlib.nullcontext)
-    monkeypatch.setattr(suite, "baseline_score", lambda *args, **kwargs: 0.9)
-    return asked
+    return stand_in_fine_tunes(lambda overrides, seed: list(overrides))
 
 
 def _run(folder, seq_length: int) -> str:

@@ -5,33 +5,19 @@ The fine-tunes are replaced by a stand-in that counts them (the seed loop itself
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 
 import pytest
 
-from albert_tf.comparison import seed_loop, suite
 from albert_tf.comparison.suite import _task_row, random_record_path, read_seed_records
 
 
 @pytest.fixture
-def fine_tunes(monkeypatch):
+def fine_tunes(stand_in_fine_tunes):
     """Every fine-tune asked for, as (start, seed); each scores by its seed."""
-    asked = []
-
-    def fake_fine_tune(task, overrides, metric=None, label=None, pool=None):
-        start = "random" if "start=random" in overrides else "pretrained"
-        seed = int(next(item for item in overrides if item.startswith("train.seed="))
-                   .split("=")[1])
-        asked.append((start, seed))
-        return {"metric": "accuracy", "value": 0.5 + seed / 100, "test": 0.4 + seed / 100,
-                "best_step": 600, "constant": 0.25, "constant_test": 0.25}
-
-    monkeypatch.setattr(seed_loop, "fine_tune_in_child", fake_fine_tune)
-    monkeypatch.setattr(seed_loop, "child_process", contextlib.nullcontext)
-    monkeypatch.setattr(suite, "baseline_score", lambda *args, **kwargs: 0.9)
-    return asked
+    return stand_in_fine_tunes(lambda overrides, seed: (
+        "random" if "start=random" in overrides else "pretrained", seed))
 
 
 def _task_folder(root, rows):
