@@ -72,6 +72,12 @@ def reference_report(recipe_name: str) -> str:
 RANDOM_RECORDS = f"{STUDY}/random_starts"
 
 
+# The reference's SentencePiece pieces, and its shards' sequence length (commands.sh), which is
+# also every run's position table and the fine-tunes' sequence length.
+REFERENCE_VOCABULARY = 8000
+SEQUENCE_LENGTH = 128
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """A run of the study: a shape, changes to the reference recipe, and a budget in
@@ -80,8 +86,8 @@ class Variant:
     layers: int = REFERENCE["layers"]
     overrides: tuple[str, ...] = ()
     budget: float = 1.0
-    vocab_size: int = 8000  # SentencePiece pieces (`prepare_corpus` for other sizes)
-    sequence_length: int = 128  # of the pretraining examples (fine-tuning is at 128)
+    vocab_size: int = REFERENCE_VOCABULARY  # pieces (`prepare_corpus` builds other sizes)
+    sequence_length: int = SEQUENCE_LENGTH  # of the pretraining examples (fine-tunes: 128)
 
 
 SHAPES = {f"h{hidden}_l{layers}": Variant(hidden, layers)
@@ -90,7 +96,6 @@ CORPUS = "runs/prose_full"  # experiments/results/downstream/prose_full_8k/comma
 # The tokenizer's training text: the corpus's first 10 MB (the same commands.sh), on which
 # the 8,000-piece model was trained; other vocabulary sizes are trained on it alike.
 TOKENIZER_TEXT = "runs/prose/corpus/train.txt"
-REFERENCE_VOCABULARY = 8000
 TASK_TEXT = "runs/task_text"  # the suite's training texts, tokenized like CORPUS
 # The study's other levers, each one change at the reference shape.
 LEVERS = {
@@ -150,9 +155,6 @@ LEVERS = {
     "batch_128": Variant(overrides=("train.global_batch_size=128",)),
 }
 VARIANTS = {**SHAPES, **LEVERS}
-# The reference's shards' sequence length (commands.sh), also every run's position table
-# and the fine-tunes' sequence length.
-SEQUENCE_LENGTH = 128
 
 
 def predictions_per_seq(sequence_length: int) -> int:
