@@ -290,7 +290,7 @@ def test_span_task_recovers_the_answers_of_dev_questions(pretrained, task_files,
     model_dir = tmp_path / "squad"
     assert finetune("squad_v1", task_files["squad"], pretrained, model_dir,
                     "optimizer.learning_rate=1e-3", "train.global_batch_size=32",
-                    "train.train_steps=800", "train.eval_every_steps=200",
+                    "train.train_steps=600", "train.eval_every_steps=200",
                     "data.doc_stride=24", "data.max_query_length=16",
                     "squad.max_answer_length=10") == 0
     results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
@@ -311,13 +311,13 @@ def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_pat
     and BERT's [CLS] span (null odds against 0)."""
     model_dir = tmp_path / "squad_v2"
     assert finetune("squad_v2", task_files["squad_v2"], pretrained, model_dir,
-                    "optimizer.learning_rate=1e-3", "train.train_steps=800",
+                    "optimizer.learning_rate=1e-3", "train.train_steps=400",
                     "train.eval_every_steps=200", "data.doc_stride=24",
                     "data.max_query_length=16", "squad.max_answer_length=10",
                     f"squad.v2_head={head}") == 0
     results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
     assert results["HasAns_total"] == 40 and results["NoAns_total"] == 40
-    # Unanswerable questions are recognized; answerable ones found (a tiny model at 800
+    # Unanswerable questions are recognized; answerable ones found (a tiny model at 400
     # steps still clips some multi-word answers: F1 above exact match).
     assert results["NoAns_exact"] >= 95 and results["HasAns_f1"] >= 85 and results["f1"] >= 90
     assert "best_f1_threshold" in results
