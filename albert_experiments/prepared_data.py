@@ -43,7 +43,9 @@ class ExperimentData:
 
     def __init__(self, spec: ExperimentSpec, data_dir: str, progress: bool = True):
         self.spec = spec
-        self.data_dir = data_dir
+        # Absolute, since the files' names are digests of their inputs' paths: the same
+        # folder named relatively would otherwise make the same tokenizer and shards again.
+        self.data_dir = os.path.abspath(data_dir)
         self.progress = progress
         self._spm_model: str | None = None
 
