@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                                       "is not given, else none)")
             command.add_argument("--no_reuse", action="store_true",
                                  help="pretrain every variant here even if another table "
-                                      "has run it")
+                                      "has run it (its work folder, or its record beside "
+                                      "its report)")
     summary = commands.add_parser(
         "summary", help="one page over every table's report at a scale: variants run, "
                         "ranges, the claims and their verdicts")
@@ -137,12 +138,14 @@ def _parser() -> argparse.ArgumentParser:
 def _folders(args, spec):
     from albert_experiments.runner import Folders
     tables_root = os.path.join("runs", "experiments")
+    results_dir = args.results_dir or os.path.join("experiments", "results", spec.name,
+                                                   spec.scale)
     return Folders(
         work_dir=args.work_dir or os.path.join(tables_root, spec.name, spec.scale),
         data_dir=getattr(args, "data_dir", ""),
-        results_dir=args.results_dir or os.path.join("experiments", "results", spec.name,
-                                                     spec.scale),
-        reuse_dirs=_reuse_dirs(args, os.path.join(tables_root, "*", spec.scale)))
+        results_dir=results_dir,
+        reuse_dirs=_reuse_dirs(args, os.path.join(tables_root, "*", spec.scale)),
+        reuse_records=_reuse_records(args, results_dir))
 
 
 def _reuse_dirs(args, default_pattern: str) -> tuple[str, ...]:
@@ -157,6 +160,19 @@ def _reuse_dirs(args, default_pattern: str) -> tuple[str, ...]:
     if args.work_dir or not hasattr(args, "reuse_from"):
         return ()
     return tuple(sorted(glob.glob(default_pattern)))
+
+
+def _reuse_records(args, results_dir: str) -> tuple[str, ...]:
+    """The records folders of the other tables at the same scale, found beside the report's
+    folder as the tables lay them out (`<results root>/<table>/<scale>/records`)."""
+    from albert_experiments.records import RECORDS_DIR
+    if getattr(args, "no_reuse", False):
+        return ()
+    table_dir, scale = os.path.split(os.path.normpath(results_dir))
+    own = os.path.realpath(os.path.join(results_dir, RECORDS_DIR))
+    return tuple(folder for folder in sorted(glob.glob(os.path.join(
+        os.path.dirname(table_dir), "*", scale, RECORDS_DIR)))
+        if os.path.realpath(folder) != own)
 
 
 def _print_parameters(spec) -> None:

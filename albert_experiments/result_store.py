@@ -92,18 +92,24 @@ def _partial_copy(source: str, target: str) -> str:
     return partial
 
 
+def without_evaluation_extras(result: VariantResult) -> VariantResult:
+    """`result` less the parts that another table's evaluation settings made."""
+    return {key: value for key, value in result.items() if key not in _EVALUATION_EXTRAS}
+
+
 def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> VariantResult:
-    """Copies the finished run folder `source` to `model_dir` (through a temporary name, so a
-    crash leaves no half-copied variant) and returns its result with `names` (name, label,
-    group) of the variant it now stands for, the checkpoint path moved, the parts that
-    depend on another table's evaluation settings dropped and `copied_from` set."""
+    """Copies the finished run folder `source` (or another table's record of one) to
+    `model_dir` (through a temporary name, so a crash leaves no half-copied variant) and
+    returns its result with `names` (name, label, group) of the variant it now stands for,
+    the checkpoint path moved when the checkpoint was in `source` (a record's names where
+    its run was), the parts that depend on another table's evaluation settings dropped and
+    `copied_from` set."""
     partial = _partial_copy(source, model_dir)
-    result = read_result(partial)
-    for key in _EVALUATION_EXTRAS:
-        result.pop(key, None)
+    result = without_evaluation_extras(read_result(partial))
     result.update(names)
-    if result.get("checkpoint"):
-        relative = os.path.relpath(result["checkpoint"], source)
+    checkpoint = result.get("checkpoint")
+    relative = os.path.relpath(checkpoint, source) if checkpoint else os.pardir
+    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
         result["checkpoint"] = os.path.join(model_dir, relative)
     result["copied_from"] = source
     write_result(partial, result)

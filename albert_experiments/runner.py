@@ -36,9 +36,15 @@ from albert_experiments.result_store import (
     copy_run,
     read_result,
     result_path,
+    without_evaluation_extras,
     write_result,
 )
-from albert_experiments.shared_runs import find_identical_run, find_random_start, heldout_scope
+from albert_experiments.shared_runs import (
+    find_identical_record,
+    find_identical_run,
+    find_random_start,
+    heldout_scope,
+)
 from albert_experiments.spec import (
     ExperimentError,
     ExperimentSpec,
@@ -72,6 +78,8 @@ class Folders:
     # Other tables' work folders: a variant run there with the same settings is copied
     # rather than pretrained again (albert_experiments.shared_runs).
     reuse_dirs: tuple[str, ...] = ()
+    # Other tables' records folders, looked through when no work folder has such a run.
+    reuse_records: tuple[str, ...] = ()
 
 
 def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
@@ -273,7 +281,8 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
         print(f"albert-experiment: {variant.name} is finished ({config.train.model_dir}); "
               f"not running it again")
     else:
-        result = _copy_of_identical_run(spec, variant, data, folders, config) or {}
+        result = (_copy_of_identical_run(spec, variant, data, folders, config)
+                  or _copy_of_identical_record(spec, variant, data, folders, config) or {})
     missing = missing_stages(spec, variant, run.folder, result) if result else []
     if missing and not has_checkpoints(run.folder):
         raise ExperimentError(
@@ -302,6 +311,34 @@ def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: Exp
         return None
     print(f"albert-experiment: {variant.name} was run with the same settings in {source}; "
           f"copying it to {config.train.model_dir}")
+    return copy_run(source, config.train.model_dir,
+                    {"name": variant.name, "label": variant.label, "group": variant.group})
+
+
+def _copy_of_identical_record(spec: ExperimentSpec, variant: VariantSpec,
+                              data: ExperimentData, folders: Folders,
+                              config: PretrainConfig) -> dict[str, Any] | None:
+    """The result of another table's record of a finished run of the same settings and data
+    (`find_identical_record`), copied into the variant's folder, when it holds every part this
+    table asks for (a record has no checkpoints to make a missing part from); None otherwise,
+    or when the variant's folder already holds a run of its own."""
+    if not folders.reuse_records or os.path.exists(config.train.model_dir):
+        return None
+    source = find_identical_record(
+        folders.reuse_records, record_folder(folders.results_dir, variant.name),
+        _what_it_computes(spec, variant, config), data.provenance(variant.corpus_sources),
+        heldout_scope(spec.evaluation.max_batches))
+    if source is None:
+        return None
+    lacking = missing_stages(spec, variant, source, without_evaluation_extras(
+        read_result(source)))
+    if lacking:
+        print(f"albert-experiment: {variant.name} was run with the same settings and data "
+              f"({source}), but its record lacks {', '.join(stage.name for stage in lacking)}; "
+              f"running it here")
+        return None
+    print(f"albert-experiment: {variant.name} was run with the same settings and data, and "
+          f"its record is in {source}; copying it to {config.train.model_dir}")
     return copy_run(source, config.train.model_dir,
                     {"name": variant.name, "label": variant.label, "group": variant.group})
 

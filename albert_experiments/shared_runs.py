@@ -10,6 +10,12 @@ held-out scope, and copies that folder under the variant's name: its weights, lo
 held-out scores and finished fine-tunes. Each table's folder stays complete on its own
 (delete one and the others keep working), and the copy's result says where it came from.
 
+When no work folder holds such a run (another machine made it, and its folders are gone), the
+other tables' records (`albert_experiments.records`, kept in git beside their reports) are
+looked through the same way (`find_identical_record`): a record made with the same settings,
+held-out scope and data (`ExperimentData.provenance`: the corpus and the tokenizer's
+checksum) stands for the run, without its checkpoints.
+
 A table's random start (its reference row: the first variant's sizes fine-tuned from random
 weights) is shared the same way: another table's random start of the same model sizes, whose
 fine-tunes used the same tokenizer and sequence length, is copied rather than fine-tuned again.
@@ -24,6 +30,7 @@ from typing import Any, Sequence
 import yaml
 
 from albert_experiments.result_store import RESULT_FILE, is_partial_copy, read_result
+from albert_experiments.statistics.heldout_outcomes import OUTCOMES_FILE
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
 from albert_tf.io.files import read_bytes
@@ -61,6 +68,31 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
                     and _stored_heldout_scope(stored) == scope
                     and _same_bytes(os.path.join(folder, os.path.basename(tokenizer_file)),
                                     tokenizer)):
+                return folder
+    return None
+
+
+def find_identical_record(records_dirs: Sequence[str], own_record: str,
+                          settings: dict[str, Any], data: dict[str, Any],
+                          scope: dict[str, Any]) -> str | None:
+    """The first record folder (`<records dir>/<variant>`) under any of `records_dirs` (other
+    tables' records) of a run made with `settings`, held-out `scope` and `data` (its
+    `ExperimentData.provenance`) that holds its held-out outcomes; None if there is none.
+    `own_record`, the variant's own record folder, is skipped; a record that does not say
+    what data it was made from is never taken."""
+    own = os.path.realpath(own_record)
+    for records_dir in records_dirs:
+        for path in sorted(glob.glob(os.path.join(records_dir, "*", RESULT_FILE))):
+            folder = os.path.dirname(path)
+            if (os.path.realpath(folder) == own
+                    or not os.path.exists(os.path.join(folder, OUTCOMES_FILE))):
+                continue
+            try:
+                stored = read_result(folder)
+            except (OSError, ValueError):
+                continue  # not a record of ours
+            if (isinstance(stored, dict) and stored.get("settings") == settings
+                    and _stored_heldout_scope(stored) == scope and stored.get("data") == data):
                 return folder
     return None
 

@@ -255,6 +255,35 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     assert experiment_main([*run, "--override", "shards.masked_lm_prob=0.2"]) == 2
     assert "training_data.shards.masked_lm_prob: 0.15 -> 0.2" in capsys.readouterr().err
 
+    # Another table on another machine, where no work folder holds the run: the first
+    # table's record (beside its report, as the tables lay them out) stands for it, since it
+    # was made with the same settings and data and holds every part this table asks for.
+    document = yaml.safe_load(open(micro["path"]).read())
+    document["name"] = "copy_table"
+    document["scales"]["micro"]["evaluation"].update(checkpoint_trend=False,
+                                                     random_start=False)
+    copy_root = os.path.join(os.path.dirname(os.path.dirname(micro["results"])), "copy_table")
+    os.makedirs(copy_root)
+    copy_path = os.path.join(copy_root, "copy_table.yaml")
+    with open(copy_path, "w") as f:
+        yaml.safe_dump(document, f)
+    copy_results = os.path.join(copy_root, "results")
+    assert experiment_main(["run", copy_path, "--scale", "micro", "--work_dir",
+                            os.path.join(copy_root, "work"), "--data_dir", micro["data"],
+                            "--results_dir", copy_results, "--variants", "sop",
+                            "--no_progress"]) == 0
+    output = capsys.readouterr().out
+    record = os.path.join(micro["results"], "records", "sop")
+    assert f"sop was run with the same settings and data, and its record is in {record}" \
+        in output
+    assert "variant sop (SOP)" not in output and "fine-tuning" not in output
+    copied = json.loads(open(os.path.join(copy_root, "work", "sop", "result.json")).read())
+    assert copied["copied_from"] == record
+    assert copied["metrics"] == original["metrics"] and copied["data"] == original["data"]
+    assert copied["downstream"] == original["downstream"]
+    assert json.loads(open(os.path.join(copy_results, "records", "sop", "result.json")
+                           ).read()) == copied
+
 
 @pytest.mark.slow
 def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_probes(

@@ -10,7 +10,11 @@ from repository import REPOSITORY
 
 from albert_experiments.result_store import copy_folder, copy_run
 from albert_experiments.runner import _what_it_computes, variant_config
-from albert_experiments.shared_runs import find_identical_run, find_random_start
+from albert_experiments.shared_runs import (
+    find_identical_record,
+    find_identical_run,
+    find_random_start,
+)
 from albert_experiments.spec import load_experiment
 
 ROOT = REPOSITORY
@@ -101,6 +105,69 @@ def test_a_copy_stands_for_its_new_variant_and_leaves_the_original_alone(tables)
     assert not os.path.exists(tables["own"] + ".copying")
     with pytest.raises(FileExistsError, match="all_e128: exists"):
         copy_run(source, tables["own"], names)
+
+
+DATA = {"corpus": {"debian-prose": {"bible-kjv": "bible-kjv-text 4.53"}},
+        "tokenizer": "sha256:abc"}
+
+
+def _record(folder, data=DATA, outcomes=True, settings=SETTINGS, scope=None):
+    """A table's record (`albert_experiments.records`): a finished run's result and held-out
+    outcomes, without the run's checkpoints or tokenizer copy."""
+    os.makedirs(folder)
+    result = {"name": "not_shared_e128", "label": "not-shared", "group": "E=128",
+              "settings": settings, "metrics": {"mlm_accuracy": 0.15},
+              "checkpoint": "/machine/gone/table4/small/not_shared_e128/checkpoints/ckpt-1500",
+              "downstream": {"bbc-news": {"folder": "finetune/bbc-news-1", "value": 0.6}},
+              "trend": [{"step": 1500}]}
+    if scope is not None:
+        result["heldout_scope"] = scope
+    if data is not None:
+        result["data"] = data
+    with open(os.path.join(folder, "result.json"), "w") as f:
+        json.dump(result, f)
+    if outcomes:
+        with open(os.path.join(folder, "heldout_outcomes.npz"), "wb") as f:
+            f.write(b"outcomes")
+    return folder
+
+
+def test_a_record_of_the_same_settings_scope_and_data_is_found_and_copied(tables, tmp_path):
+    """Another machine: the run folders are gone, the tables' records (kept in git) are not."""
+    results = tmp_path / "results"
+    same = _record(str(results / "table4" / "small" / "records" / "not_shared_e128"))
+    _record(str(results / "table7" / "small" / "records" / "other_steps"),
+            settings={**SETTINGS, "train": {"train_steps": 3000}})
+    _record(str(results / "table8" / "small" / "records" / "other_tokenizer"),
+            data={**DATA, "tokenizer": "sha256:def"})
+    _record(str(results / "table9" / "small" / "records" / "no_data_recorded"), data=None)
+    _record(str(results / "table10" / "small" / "records" / "no_outcomes"), outcomes=False)
+    _record(str(results / "table12" / "small" / "records" / "subset"),
+            scope={"max_batches": 4})
+    own = str(results / "table5" / "small" / "records" / "e128_none")
+
+    def find(*tables_searched, data=DATA, scope=WHOLE_SETS):
+        return find_identical_record(
+            [str(results / name / "small" / "records") for name in tables_searched], own,
+            SETTINGS, data, scope)
+
+    assert find("table7", "table4") == same
+    for other in ("table7", "table8", "table9", "table10", "table11", "table12"):
+        assert find(other) is None
+    assert find("table12", scope={"max_batches": 4}) is not None
+    assert find("table4", data={**DATA, "corpus": {}}) is None  # another corpus
+    _record(own)
+    assert find("table5") is None  # the variant's own record
+
+    names = {"name": "e128_none", "label": "not-shared E=32", "group": "E=32"}
+    copied = copy_run(same, tables["own"], names)
+    assert copied["copied_from"] == same and {key: copied[key] for key in names} == names
+    # No checkpoint came along: the record's path still says where the run was made.
+    assert copied["checkpoint"].startswith("/machine/gone/")
+    assert copied["data"] == DATA and copied["downstream"]["bbc-news"]["value"] == 0.6
+    assert "trend" not in copied
+    assert open(os.path.join(tables["own"], "heldout_outcomes.npz"), "rb").read() == \
+        b"outcomes"
 
 
 def _random_start(folder, seq_length=64, tokenizer=b"pieces", finished=True, seeds=(1, 2)):
