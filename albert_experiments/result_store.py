@@ -97,6 +97,11 @@ def without_evaluation_extras(result: VariantResult) -> VariantResult:
     return {key: value for key, value in result.items() if key not in _EVALUATION_EXTRAS}
 
 
+def _inside(path: str, folder: str) -> bool:
+    folder = os.path.abspath(folder)
+    return os.path.commonpath([os.path.abspath(path), folder]) == folder
+
+
 def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> VariantResult:
     """Copies the finished run folder `source` (or another table's record of one) to
     `model_dir` (through a temporary name, so a crash leaves no half-copied variant) and
@@ -108,9 +113,8 @@ def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> VariantResul
     result = without_evaluation_extras(read_result(partial))
     result.update(names)
     checkpoint = result.get("checkpoint")
-    relative = os.path.relpath(checkpoint, source) if checkpoint else os.pardir
-    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
-        result["checkpoint"] = os.path.join(model_dir, relative)
+    if checkpoint and _inside(checkpoint, source):
+        result["checkpoint"] = os.path.join(model_dir, os.path.relpath(checkpoint, source))
     result["copied_from"] = source
     write_result(partial, result)
     os.replace(partial, model_dir)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import yaml
 
@@ -47,16 +47,15 @@ def _stored_heldout_scope(result: dict[str, Any]) -> dict[str, Any]:
     return result.get("heldout_scope", heldout_scope(None))
 
 
-def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[str, Any],
-                       tokenizer_file: str, scope: dict[str, Any]) -> str | None:
-    """The first finished variant folder under any of `work_dirs` (other tables' work
-    folders) whose result was made with `settings` and held-out `scope` and which holds a copy
-    of the SentencePiece model `tokenizer_file` (same name, same bytes); None if there is
-    none. `own_dir`, the variant's own folder, is skipped."""
-    own = os.path.realpath(own_dir)
-    tokenizer = read_bytes(tokenizer_file)
-    for work_dir in work_dirs:
-        for path in sorted(glob.glob(os.path.join(work_dir, "*", RESULT_FILE))):
+def _results_of_the_same_run(folders: Sequence[str], own_folder: str,
+                             settings: dict[str, Any], scope: dict[str, Any]
+                             ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(folder, result) for each folder one level under `folders` (sorted) whose readable
+    result was made with `settings` and held-out `scope`; `own_folder` and half-made copies
+    are skipped."""
+    own = os.path.realpath(own_folder)
+    for parent in folders:
+        for path in sorted(glob.glob(os.path.join(parent, "*", RESULT_FILE))):
             folder = os.path.dirname(path)
             if os.path.realpath(folder) == own or is_partial_copy(folder):
                 continue
@@ -65,11 +64,21 @@ def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[st
             except (OSError, ValueError):
                 continue  # being written, or not ours: not a run to copy
             if (isinstance(stored, dict) and stored.get("settings") == settings
-                    and _stored_heldout_scope(stored) == scope
-                    and _same_bytes(os.path.join(folder, os.path.basename(tokenizer_file)),
-                                    tokenizer)):
-                return folder
-    return None
+                    and _stored_heldout_scope(stored) == scope):
+                yield folder, stored
+
+
+def find_identical_run(work_dirs: Sequence[str], own_dir: str, settings: dict[str, Any],
+                       tokenizer_file: str, scope: dict[str, Any]) -> str | None:
+    """The first finished variant folder under any of `work_dirs` (other tables' work
+    folders) whose result was made with `settings` and held-out `scope` and which holds a copy
+    of the SentencePiece model `tokenizer_file` (same name, same bytes); None if there is
+    none. `own_dir`, the variant's own folder, is skipped."""
+    tokenizer = read_bytes(tokenizer_file)
+    return next((folder for folder, _ in _results_of_the_same_run(work_dirs, own_dir,
+                                                                   settings, scope)
+                 if _same_bytes(os.path.join(folder, os.path.basename(tokenizer_file)),
+                                tokenizer)), None)
 
 
 def find_identical_record(records_dirs: Sequence[str], own_record: str,
@@ -80,21 +89,10 @@ def find_identical_record(records_dirs: Sequence[str], own_record: str,
     `ExperimentData.provenance`) that holds its held-out outcomes; None if there is none.
     `own_record`, the variant's own record folder, is skipped; a record that does not say
     what data it was made from is never taken."""
-    own = os.path.realpath(own_record)
-    for records_dir in records_dirs:
-        for path in sorted(glob.glob(os.path.join(records_dir, "*", RESULT_FILE))):
-            folder = os.path.dirname(path)
-            if (os.path.realpath(folder) == own
-                    or not os.path.exists(os.path.join(folder, OUTCOMES_FILE))):
-                continue
-            try:
-                stored = read_result(folder)
-            except (OSError, ValueError):
-                continue  # not a record of ours
-            if (isinstance(stored, dict) and stored.get("settings") == settings
-                    and _stored_heldout_scope(stored) == scope and stored.get("data") == data):
-                return folder
-    return None
+    return next((folder for folder, stored in _results_of_the_same_run(
+                     records_dirs, own_record, settings, scope)
+                 if stored.get("data") == data
+                 and os.path.exists(os.path.join(folder, OUTCOMES_FILE))), None)
 
 
 def find_random_start(work_dirs: Sequence[str], own_folder: str, tokenizer_file: str,
