@@ -31,7 +31,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPE
-from albert_tf.comparison.suite import suite_tasks
+from albert_tf.comparison.suite import suite_tasks, task_data_digest
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.finetuning.datasets import evaluation_dataset
@@ -48,6 +48,9 @@ FEATURES = ("pooled", "mean")
 # Inverse L2 strengths tried on dev (logistic regression's C; ridge's alpha is 1 / C).
 STRENGTHS = (0.01, 0.1, 1.0, 10.0)
 RESULT_FILE = "probe.json"
+# The tasks probed so far, written after each task and removed with the report's writing: an
+# interrupted probe (a stopped session) starts again at its first unfinished task.
+PROGRESS_FILE = "probe_progress.json"
 SPLITS = ("train", "dev", "test")
 
 
@@ -169,7 +172,12 @@ def probe_run(run_dir: str, tasks_dir: str, seeds: Sequence[int] = (1, 2, 3),
     """Probes the pretraining run `run_dir` and a random encoder of its sizes per seed on
     every single-label task folder under `tasks_dir` (or those named in `tasks`), at the
     run's sequence length as the downstream suite fine-tunes; writes `probe.json` and
-    `probe.md` into `output_dir` (default: the run folder) and returns the report."""
+    `probe.md` into `output_dir` (default: the run folder) and returns the report.
+
+    Each task's scores are kept in `<output_dir>/probe_progress.json` as soon as they are
+    made; run again after an interruption, the probe takes from there the tasks probed with
+    the same checkpoint, seeds, strengths, sequence length and task data, and probes only
+    the rest."""
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
     spm_model = os.path.join(run_dir, run.tokenizer.spm_model)
     output_dir = output_dir or run_dir
@@ -179,6 +187,7 @@ def probe_run(run_dir: str, tasks_dir: str, seeds: Sequence[int] = (1, 2, 3),
     unknown = sorted(set(tasks or ()) - {name for name, _, _ in found})
     if unknown:
         raise ValueError(f"--tasks_dir {tasks_dir} has no task folder {', '.join(unknown)}")
+    progress = _Progress(os.path.join(output_dir, PROGRESS_FILE), report)
     pretrained = None
     for name, task_name, folder in found:
         if tasks and name not in tasks:
@@ -188,6 +197,12 @@ def probe_run(run_dir: str, tasks_dir: str, seeds: Sequence[int] = (1, 2, 3),
             f"model.spm_model={spm_model}", f"model.init_checkpoint={run_dir}",
             f"data.data_dir={folder}", f"train.model_dir={output_dir}"], task=task_name)
         pretrained = pretrained or load_pretrained_encoder(config)
+        data = task_data_digest(folder)
+        kept = progress.row(pretrained.source, name, data)
+        if kept is not None:
+            print(f"albert-experiment probe: {name} (kept from an earlier start)", flush=True)
+            report["tasks"][name] = kept
+            continue
         try:
             probe = TaskProbe(get_task(config),
                               AlbertTokenizer(pretrained.spm_model, pretrained.lower_case),
@@ -201,10 +216,47 @@ def probe_run(run_dir: str, tasks_dir: str, seeds: Sequence[int] = (1, 2, 3),
             "pretrained": _as_dict(probe.probe(pretrained.encoder)),
             "random": {str(seed): _as_dict(probe.probe(random_encoder(pretrained.config, seed)))
                        for seed in seeds}}
+        progress.keep(pretrained.source, name, data, report["tasks"][name])
     atomic_write_bytes(os.path.join(output_dir, RESULT_FILE),
                        json.dumps(report, indent=1).encode())
     atomic_write_bytes(os.path.join(output_dir, "probe.md"), probe_markdown(report).encode())
+    progress.finish()
     return report
+
+
+class _Progress:
+    """`probe_progress.json`: the task rows of an unfinished probe, under what made them
+    (the pretrained checkpoint as `load_pretrained_encoder` names it, the seeds, strengths
+    and sequence length; each row with its task folder's data digest)."""
+
+    def __init__(self, path: str, report: Mapping[str, Any]):
+        self.path = path
+        self.settings = {key: report[key] for key in ("seeds", "strengths", "max_seq_length")}
+        self.stored = {}
+        if os.path.exists(path):
+            try:
+                with open(path) as f:
+                    self.stored = json.load(f)
+            except (OSError, ValueError):  # unreadable: probe those tasks again
+                self.stored = {}
+
+    def row(self, source: str, name: str, data: str) -> dict[str, Any] | None:
+        """The kept row of task `name`, if it was made from the same start and data."""
+        if self.stored.get("settings") != {**self.settings, "source": source}:
+            return None
+        kept = self.stored.get("tasks", {}).get(name)
+        return kept["row"] if kept and kept.get("data") == data else None
+
+    def keep(self, source: str, name: str, data: str, row: Mapping[str, Any]) -> None:
+        settings = {**self.settings, "source": source}
+        if self.stored.get("settings") != settings:
+            self.stored = {"settings": settings, "tasks": {}}
+        self.stored["tasks"][name] = {"data": data, "row": row}
+        atomic_write_bytes(self.path, json.dumps(self.stored, indent=1).encode())
+
+    def finish(self) -> None:
+        if os.path.exists(self.path):
+            os.remove(self.path)
 
 
 def _cell(scores: Sequence[Mapping[str, Any]], split: str) -> str:

@@ -2,6 +2,7 @@
 outputs match the encoder's own by hand, and `albert-experiment probe` on a tiny run and two
 made-up task folders: one whose label is a word the features hold, one of coin flips."""
 
+import functools
 import json
 
 import numpy as np
@@ -193,3 +194,52 @@ def test_the_probe_names_a_task_folder_that_is_not_there(probe_inputs, tmp_path,
     assert experiment_main(["probe", probe_inputs["run"], "--tasks_dir",
                             str(tmp_path / "absent")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_an_interrupted_probe_starts_again_at_its_first_unfinished_task(
+        probe_inputs, tmp_path, monkeypatch):
+    """The probe stopped during its second task keeps the first one's scores; run again, it
+    probes only the second; with other seeds it keeps nothing; at the end the progress file
+    is gone."""
+    from albert_tf.comparison import probe as probe_module
+
+    output = tmp_path / "probe"
+    probed = []
+    real_probe = probe_module.TaskProbe.probe
+
+    def probe_or_stop(self, encoder):
+        probed.append(self.task.data_dir)
+        if self.task.data_dir.endswith("feelings") and stop["now"]:
+            raise KeyboardInterrupt("the session stopped")
+        return real_probe(self, encoder)
+
+    stop = {"now": True}
+    monkeypatch.setattr(probe_module.TaskProbe, "probe", probe_or_stop)
+    run = functools.partial(probe_module.probe_run, probe_inputs["run"],
+                            probe_inputs["tasks"], tasks=["coin", "feelings"],
+                            output_dir=str(output))
+    with pytest.raises(KeyboardInterrupt):
+        run(seeds=(1,))
+    assert not (output / "probe.json").exists()
+    kept = json.loads((output / probe_module.PROGRESS_FILE).read_text())
+    assert sorted(kept["tasks"]) == ["coin"]
+    first_coin = kept["tasks"]["coin"]["row"]
+
+    stop["now"] = False
+    probed.clear()
+    report = run(seeds=(1,))
+    assert [folder.rsplit("/", 1)[-1] for folder in probed] == ["feelings", "feelings"]
+    assert report["tasks"]["coin"] == first_coin
+    assert sorted(report["tasks"]) == ["coin", "feelings"]
+    assert json.loads((output / "probe.json").read_text()) == report
+    assert not (output / probe_module.PROGRESS_FILE).exists()
+
+    # Progress made with other seeds is not taken.
+    stop["now"] = True
+    with pytest.raises(KeyboardInterrupt):
+        run(seeds=(1,))
+    stop["now"] = False
+    probed.clear()
+    run(seeds=(2,))
+    assert [folder.rsplit("/", 1)[-1] for folder in probed] == ["coin", "coin", "feelings",
+                                                                 "feelings"]
