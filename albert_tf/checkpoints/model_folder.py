@@ -37,9 +37,17 @@ _HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
 def split_checkpoint_path(path: str) -> tuple[str, str | None]:
     """(model folder, checkpoint or None): a folder names itself; one of its checkpoints
     (`<folder>/checkpoints/ckpt-N`, or a fine-tuning run's `<folder>/best/ckpt-N`) names the
-    folder two levels up."""
-    if os.path.isdir(path):
+    folder two levels up. Raises CheckpointError when `path` is neither (no folder, and no
+    `<path>.index` of a checkpoint)."""
+    if tf.io.gfile.isdir(path):  # local or remote (gs://)
         return path, None
+    if not tf.io.gfile.exists(path + ".index"):
+        raise CheckpointError(
+            f"{path}: no such model folder or checkpoint; expected a folder albert-pretrain or "
+            f"albert-convert wrote, or one of its checkpoints (<folder>/checkpoints/ckpt-N, or "
+            f"a fine-tuning run's <folder>/best/ckpt-N)")
+    if "://" in path:
+        return path.rsplit("/", 2)[0], path
     return os.path.dirname(os.path.dirname(os.path.abspath(path))), path
 
 
