@@ -86,6 +86,8 @@ def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
     if config.data.max_seq_length > model_config.max_position_embeddings:
         raise ConfigError(f"field 'data.max_seq_length' ({config.data.max_seq_length}) exceeds "
                           f"the model's max_position_embeddings "
-                          f"({model_config.max_position_embeddings})")
+                          f"({model_config.max_position_embeddings}): fine-tune at most that "
+                          f"long (--override data.max_seq_length="
+                          f"{model_config.max_position_embeddings})")
     return PretrainedEncoder(model_config.replace(**changes), encoder, spm_model, lower_case,
                              source)

@@ -24,6 +24,7 @@ from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.comparison.check import DownstreamCheck
 from albert_tf.comparison.gain import compare_starts, paired_difference
+from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.export import load_saved_model
@@ -576,3 +577,15 @@ def test_pretrain_ends_with_the_downstream_check_it_is_given(pretrained, tmp_pat
     assert failed.warning().startswith("warning: the comparison failed: the random start "
                                        "stuck at the constant answer on seed 1")
     assert "(one seed: no interval)" in failed.summary()
+
+
+def test_a_sequence_longer_than_the_models_positions_is_refused_with_the_fix(pretrained):
+    """The paper's GLUE recipes fine-tune at 512; a model pretrained with fewer positions
+    gets an error that names both lengths and the override that fits."""
+    config = load_finetune_config(None, [f"model.init_checkpoint={pretrained['model_dir']}",
+                                         f"model.spm_model={pretrained['spm']}"], task="sst2")
+    assert config.data.max_seq_length > SEQ
+    with pytest.raises(ConfigError, match=rf"\({config.data.max_seq_length}\) exceeds the "
+                       rf"model's max_position_embeddings \({SEQ}\): .*"
+                       rf"--override data.max_seq_length={SEQ}"):
+        load_pretrained_encoder(config)
