@@ -69,6 +69,8 @@ def resolve_checkpoint(path: str, pattern: str = "*.index") -> str:
 
 
 def _reader(prefix: str):
+    if not tf.io.gfile.exists(prefix + ".index"):
+        raise CheckpointError(f"{prefix}: no such checkpoint ({prefix}.index does not exist)")
     try:
         # Not tf.train.load_checkpoint: it first asks whether the prefix is a folder, which
         # some filesystems (ram://) answer yes for any prefix of a file name.

@@ -50,9 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
+    from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
 
-    return (DataError,)
+    return (DataError, CheckpointError)
 
 
 def _run(args) -> int:

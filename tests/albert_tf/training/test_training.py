@@ -133,6 +133,11 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
     assert scores["mlm"] == pytest.approx(after["mlm_accuracy"], abs=1e-6)
     assert 0.0 <= scores["nsp"] <= 1.0
     assert "| MLM | NSP | SOP |" in capsys.readouterr().out
+    # A checkpoint the run does not have is an error naming it, not a traceback.
+    missing = str(tmp_path / "run" / "checkpoints" / "ckpt-77")
+    assert eval_main(["--model_dir", str(tmp_path / "run"), "--checkpoint", missing,
+                      "--sop_files", shards["heldout_sop"]]) == 2
+    assert f"albert-eval: error: {missing}: no such checkpoint" in capsys.readouterr().err
 
     # Through transformers' layout and back, the model scores the same (the converted
     # folder's config knows nothing of the shards' lengths: albert-eval reads them).
