@@ -135,8 +135,7 @@ class GlueTask(FinetuneTask):
             self.predict_splits = ("test", "test_mismatched", "ax")
 
     def source_files(self, split: str) -> list[str]:
-        path = glue.find_split_file(self.spec, self.data_dir, split)
-        files = [path or os.path.join(self.data_dir, self.spec.split_files[split][0])]
+        files = [glue.split_file(self.spec, self.data_dir, split)]
         if self.has_labels(split):  # the labels are part of the converted features
             files.append(glue.test_labels_path(self.data_dir))
         return files

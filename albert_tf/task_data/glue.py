@@ -33,7 +33,7 @@ from albert_tf.task_data.glue_table import (
 _LARGEST_FIELD = 2**31 - 1
 
 __all__ = ["GLUE_TASKS", "LAST_COLUMN", "ColumnLayout", "GlueTask", "available_splits",
-           "find_split_file", "get_glue_task", "read_glue", "read_labelled_test",
+           "find_split_file", "get_glue_task", "split_file", "read_glue", "read_labelled_test",
            "test_labels_path", "write_glue_predictions"]
 
 def find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
@@ -45,6 +45,17 @@ def find_split_file(task: GlueTask, data_dir: str, split: str) -> Optional[str]:
             if os.path.isfile(path):
                 return path
     return None
+
+
+def split_file(task: GlueTask, data_dir: str, split: str) -> str:
+    """`find_split_file`, or a TaskDataError naming the files looked for and where."""
+    path = find_split_file(task, data_dir, split)
+    if path is None:
+        expected = " or ".join(task.split_files[split])
+        raise TaskDataError(f"GLUE {task.folder} split {split!r} needs {expected} in "
+                            f"{data_dir} (or in {os.path.join(data_dir, task.folder)}); "
+                            f"not found")
+    return path
 
 
 def available_splits(task: TaskLike, data_dir: str) -> list[str]:
@@ -144,12 +155,7 @@ def read_glue(task: TaskLike, data_dir: str, split: str) -> list[TextExample]:
     if split not in glue_task.split_files:
         raise TaskDataError(f"GLUE task {glue_task.name!r} has no split {split!r}; "
                             f"its splits: {', '.join(glue_task.splits)}")
-    path = find_split_file(glue_task, data_dir, split)
-    if path is None:
-        expected = " or ".join(glue_task.split_files[split])
-        raise TaskDataError(f"GLUE {glue_task.folder} split {split!r} needs {expected} in "
-                            f"{data_dir} (or in {os.path.join(data_dir, glue_task.folder)}); "
-                            f"not found")
+    path = split_file(glue_task, data_dir, split)
     layout = glue_task.layout(split)
     is_test = glue_task.is_test(split)
     examples, skipped_lines = [], []
