@@ -1,10 +1,12 @@
-"""`albert-data`: corpus, train-spm, build, inspect. Only flag parsing here; the work is elsewhere.
+"""`albert-data`: corpus, train-spm, build, inspect, task. Only flag parsing here; the work is
+elsewhere.
 
     albert-data corpus --source python-docs --output corpus/python-docs.txt
     albert-data train-spm --input 'corpus/*.txt' --model_prefix spm/albert --vocab_size 30000
     albert-data build --input 'corpus/*.txt.gz' --spm_model spm/albert.model \\
         --output_dir shards --max_seq_length 512 --dupe_factor 40 --num_workers 8
     albert-data inspect shards/train-00000-of-00064.tfrecord --count 3
+    albert-data task --source rotten-tomatoes --output tasks/rotten-tomatoes
 """
 
 from __future__ import annotations
