@@ -23,10 +23,10 @@ class TrainingLoopConfig:
             of the whole batch (memory for one micro-batch of activations).
         train_steps: optimizer steps in total (also the learning-rate decay length).
         steps_per_execution: steps run inside one `tf.function` call (host overhead / N).
-        jit_compile: XLA; null (auto): on wherever it works (one replica, or GPUs/TPUs),
-            except on CPUs when batch shapes vary (fine-tuning without
-            `data.static_shapes`), where each new shape costs seconds of compilation and
-            XLA saves at most milliseconds a step.
+        jit_compile: XLA; null (auto): on GPUs, off on CPUs, where the small models a
+            CPU trains run as fast or faster without it and each new batch shape costs
+            seconds of compilation (`loop.distribute.resolve_jit_compile`); TPUs compile
+            with XLA whatever it says.
         precision: `float32`, `mixed_float16` (GPU) or `mixed_bfloat16` (TPU, recent CPUs).
         seed: weight initialization, dropout and data order.
         log_every_steps: steps between TensorBoard scalars.

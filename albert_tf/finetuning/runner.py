@@ -214,8 +214,7 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
         return FinetuneResult(**finished)
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
-    jit_compile = resolve_jit_compile(config, strategy,
-                                      varying_shapes=not config.data.static_shapes)
+    jit_compile = resolve_jit_compile(config, strategy)
     task = get_task(config)
     pretrained = load_pretrained_encoder(config)
     config = _write_run_files(config, pretrained)

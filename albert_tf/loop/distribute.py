@@ -93,20 +93,24 @@ def xla_supported(strategy: tf.distribute.Strategy) -> bool:
     return strategy.num_replicas_in_sync == 1 or not uses_only_cpus(strategy)
 
 
-def resolve_jit_compile(config, strategy, varying_shapes: bool = False) -> bool:
-    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works and pays); any
-    run config with `train` and `distribution` sections.
+def resolve_jit_compile(config, strategy) -> bool:
+    """`config.train.jit_compile` for `strategy` (null: on wherever XLA works and pays, which
+    is on GPUs; TPUs compile every step anyway); any run config with `train` and
+    `distribution` sections.
 
-    `varying_shapes`: the batches change shape during the run (fine-tuning cuts each batch
-    to its longest row). XLA compiles once per shape; on CPUs that costs seconds a shape
-    and saves at most milliseconds a step (`benchmarks/finetune.py`), so null leaves it off
-    there: a 600-step fine-tune of a small model takes half to four fifths of the time.
+    On CPUs null leaves XLA off. Measured with `model.fit` as `albert-pretrain` runs it
+    (`benchmarks/small_model_step.py`, `benchmarks/train_step.py`): the small models CPUs
+    pretrain take as long or longer with it (H 64 x 4 at sequence 128 on 2 AVX2 cores:
+    545 ms a step plain, 609 with XLA; at sequence 64: 206 and 219; on 2 AVX-512 cores
+    80 and 81 ms), the base sizes gain at most 7% (albert_base 1%, bert_base 7%), and every
+    run pays the compilation first; fine-tuning's batches, cut to their longest row, would
+    compile once per length.
     """
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return False  # TPUs compile every step with XLA anyway
     requested = config.train.jit_compile
     if requested is None:
-        return xla_supported(strategy) and not (varying_shapes and uses_only_cpus(strategy))
+        return xla_supported(strategy) and not uses_only_cpus(strategy)
     if requested and not xla_supported(strategy):
         raise ConfigError("field 'train.jit_compile': XLA with several replicas on CPU devices "
                           "fails inside TensorFlow 2.20; set train.jit_compile=false "

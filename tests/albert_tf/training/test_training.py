@@ -50,7 +50,8 @@ def shards(tmp_path_factory):
 
 def run_mapping(shards, model_dir, **train):
     """A tiny run: AdamW (LAMB's layer-wise steps are too small for a model this size to
-    learn SOP within a test's budget), jit on where it works."""
+    learn SOP within a test's budget), XLA as `train.jit_compile` leaves it (off on CPUs)
+    unless `train` asks."""
     return {
         "model": {"vocab_size": VOCAB, "embedding_size": 16, "hidden_size": 32,
                   "num_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
@@ -83,7 +84,9 @@ def tensorboard_tags(folder):
 
 @pytest.mark.slow
 def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_path, capsys):
-    config = pretrain_config_from_mapping(run_mapping(shards, tmp_path / "run"), "test")
+    # XLA asked for (null leaves it off on CPUs): the compiled trainer path is this test's.
+    config = pretrain_config_from_mapping(run_mapping(shards, tmp_path / "run",
+                                                      jit_compile=True), "test")
     untrained = build_pretrainer(config)
     untrained.compile(jit_compile=False)
     from albert_tf.training.evaluation import evaluate_files
