@@ -65,12 +65,16 @@ def resolve_checkpoint(path: str, pattern: str = "*.index") -> str:
         listed = ", ".join(os.path.basename(name) for name in indexes)
         raise CheckpointError(f"{path}: several checkpoints ({listed}); pass the prefix of "
                               f"one, e.g. {indexes[-1][: -len('.index')]}")
-    raise CheckpointError(f"{path}: no such checkpoint ({path}.index does not exist)")
+    raise _no_checkpoint(path)
+
+
+def _no_checkpoint(prefix: str) -> CheckpointError:
+    return CheckpointError(f"{prefix}: no such checkpoint ({prefix}.index does not exist)")
 
 
 def _reader(prefix: str):
     if not tf.io.gfile.exists(prefix + ".index"):
-        raise CheckpointError(f"{prefix}: no such checkpoint ({prefix}.index does not exist)")
+        raise _no_checkpoint(prefix)
     try:
         # Not tf.train.load_checkpoint: it first asks whether the prefix is a folder, which
         # some filesystems (ram://) answer yes for any prefix of a file name.
