@@ -52,8 +52,9 @@ from albert_experiments.spec import (
     deep_merge,
 )
 from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
-from albert_experiments.variant_downstream import fine_tune_variant, task_done
+from albert_experiments.variant_downstream import task_done, variant_seed_loop
 from albert_tf.checkpoints.model_folder import load_pretrainer
+from albert_tf.comparison.seed_loop import run_seed_loops
 from albert_tf.comparison.starts import start_overrides
 from albert_tf.comparison.suite import settings_digest
 from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
@@ -224,17 +225,25 @@ def fine_tune_tasks(spec: ExperimentSpec, data: ExperimentData, result: VariantR
                     result_folder: str, run_dir: str, seq_length: int,
                     start: Sequence[str] | None = None,
                     after_each: Callable[[], None] = lambda: None) -> None:
-    """Fine-tunes the run `run_dir` (or `start`, whose runs then live under `run_dir`) on each
-    downstream task's missing seeds, keeping each seed in `result["downstream"]` and writing
-    `result` to `result_folder` as it finishes (then calling `after_each`)."""
-    for task in spec.downstream:
-        def keep(entry, name=task.name):
+    """Fine-tunes the run `run_dir` (or `start`, whose runs then live under `run_dir`) on the
+    missing seeds of every downstream task, side by side (`run_seed_loops`), keeping each
+    seed in `result["downstream"]` and writing `result` to `result_folder` as it finishes
+    (then calling `after_each`); raises the first failed task's error once the others are
+    done."""
+    def keeper(name):
+        def keep(entry):
             result["downstream"][name] = entry
             write_result(result_folder, result)
             after_each()
+        return keep
 
-        fine_tune_variant(task, data.task_folder(task), run_dir, data.spm_model(), seq_length,
-                          result["downstream"].get(task.name), keep, start)
+    loops = [variant_seed_loop(task, data.task_folder(task), run_dir, data.spm_model(),
+                               seq_length, result["downstream"].get(task.name),
+                               keeper(task.name), start) for task in spec.downstream]
+    run_seed_loops(loops)
+    for loop in loops:
+        if loop.error is not None:
+            raise loop.error
 
 
 def _downstream(run: VariantRun, result: VariantResult) -> None:

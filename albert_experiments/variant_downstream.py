@@ -27,26 +27,26 @@ import numpy as np
 
 from albert_experiments.spec import DownstreamSpec
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
-from albert_tf.comparison.seed_loop import fine_tune_seeds
+from albert_tf.comparison.seed_loop import SeedLoop
 from albert_tf.comparison.starts import folder_task
 from albert_tf.comparison.suite import settings_digest
 
 
 def task_done(task: DownstreamSpec, entry: Mapping[str, Any] | None) -> bool:
     """Whether `entry` (a task's stored scores) holds every seed of `task` with its current
-    settings: then `fine_tune_variant` has nothing to run."""
+    settings: then its `variant_seed_loop` has nothing to run."""
     return bool(entry) and entry.get("settings") == task.settings() and all(
         str(seed) in entry["seeds"] for seed in task.seeds)
 
 
-def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
+def variant_seed_loop(task: DownstreamSpec, task_folder: str, run_dir: str, spm_model: str,
                       seq_length: int, entry: Mapping[str, Any] | None,
                       keep: Callable[[dict[str, Any]], None],
-                      start: Sequence[str] | None = None) -> dict[str, Any]:
-    """Fine-tunes the pretraining run `run_dir` on `task` (its data in `task_folder`) once per
-    seed not yet in `entry` (the task's stored scores; `albert_tf.comparison.seed_loop`),
-    calling `keep` with the updated entry after each seed; returns the entry. An entry made
-    with other settings is started anew.
+                      start: Sequence[str] | None = None) -> SeedLoop:
+    """The seed loop (`albert_tf.comparison.seed_loop`) that fine-tunes the pretraining run
+    `run_dir` on `task` (its data in `task_folder`) once per seed not yet in `entry` (the
+    task's stored scores), calling `keep` with the updated entry after each seed. An entry
+    made with other settings is started anew.
 
     `start` replaces the start (default: `model.init_checkpoint=<run_dir>`), e.g. a random
     start's `model.config=...` (`albert_tf.comparison.starts.start_overrides`); the runs
@@ -62,7 +62,7 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
               if task.recipe in SMALL_MODEL_RECIPES else [])
 
     def keep_seeds(records):
-        entry["seeds"] = records
+        entry["seeds"] = dict(sorted(records.items(), key=lambda item: int(item[0])))
         first = next(iter(records.values()))
         entry["metric"] = first["metric"]
         entry["value"] = float(np.mean([run["value"] for run in records.values()]))
@@ -71,9 +71,8 @@ def fine_tune_variant(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
         entry["stuck"] = sum(bool(run.get("stuck")) for run in records.values())
         keep(dict(entry))
 
-    fine_tune_seeds(entry["task"], [
+    return SeedLoop(entry["task"], [
         *recipe, *task.overrides, *(start or [f"model.init_checkpoint={run_dir}"]),
         f"model.spm_model={spm_model}", f"data.data_dir={task_folder}"], task.seeds,
         os.path.join(run_dir, entry["folder"]), entry["seeds"], keep_seeds,
         metric=task.metric or None, label=task.name)
-    return entry

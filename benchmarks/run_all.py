@@ -74,6 +74,8 @@ SUITE = (
     Benchmark("convert", "convert.py", (), ("--presets", "tiny")),
     Benchmark("small_model_step", "small_model_step.py", (),
               ("--variants", "trainer", "plain", "--executions", "1")),
+    Benchmark("fine_tune_workers", "fine_tune_workers.py", (),
+              ("--runs", "2", "--steps", "20")),
     Benchmark("accumulation", "accumulation.py", ("--xla",),
               ("--model", "tiny", "--batch_size", "64", "--steps", "3", "--executions", "1")),
 )

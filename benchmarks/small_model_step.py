@@ -68,6 +68,9 @@ VARIANTS = {
                     "precision": "mixed_bfloat16"}),
     "one_thread": ("XLA, one intra-op and one inter-op thread", {},
                    {"steps_per_execution": 20, "jit_compile": True, "threads": (1, 1)}),
+    "plain_one_thread": ("no XLA, one intra-op and one inter-op thread (two runs share two "
+                         "cores best this way: docs/performance.md)", {},
+                         {"steps_per_execution": 20, "jit_compile": False, "threads": (1, 1)}),
     "spe_100": ("XLA, 100 steps per execution", {},
                 {"steps_per_execution": 100, "jit_compile": True, "threads": "default"}),
 }

@@ -60,6 +60,14 @@ def small_model_table(result: dict) -> str:
         f"{name} {rate / 1e9:.0f} GFLOP/s" for name, rate in shapes.items()) if shapes else "")
 
 
+def fine_tune_workers_table(result: dict) -> str:
+    return markdown_table(
+        "workers:r|threads each:r|seconds:r|runs per hour:r|x one worker:r",
+        [[str(r["workers"]), str(r["threads_per_worker"]), f"{r['seconds']:.1f}",
+          f"{r['runs_per_hour']:.1f}", f"{r['times_one_worker']:.2f}"]
+         for r in result["rows"]])
+
+
 def table3_table(ratios: list[dict]) -> str:
     return markdown_table(
         "size:l|mode:l|precision:l|ALBERT ms/step:r|BERT ms/step:r|ALBERT / BERT speed-up:r"
@@ -266,6 +274,8 @@ def summary_markdown(run: dict) -> str:
         ("serving", "Serving latency (raw text in)", lambda r: serving_table(r["rows"])),
         ("accumulation", "Gradient accumulation", accumulation_table),
         ("small_model_step", "Small-model (mini scale) train step", small_model_table),
+        ("fine_tune_workers", "Fine-tunes side by side (the seed loops)",
+         fine_tune_workers_table),
     ]
     for name, title, render in sections:
         if name in results:

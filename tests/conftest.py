@@ -78,3 +78,25 @@ def released_style_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("spm") / "30k-clean.model"
     path.write_bytes(model.getvalue())
     return str(path)
+
+
+@pytest.fixture
+def fine_tunes_here(monkeypatch):
+    """`install(scores)`: from then on the seed loops (`albert_tf.comparison.seed_loop`) run
+    `scores(task, overrides, metric=None, label=None)` in place of each fine-tune, one at a
+    time in this process (a thread stands in for the worker processes, so runs finish in
+    the order they were queued)."""
+    import concurrent.futures
+    import contextlib
+
+    from albert_tf.comparison import seed_loop
+
+    @contextlib.contextmanager
+    def one_thread(workers=1, runs_per_process=None):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            yield pool
+
+    def install(scores):
+        monkeypatch.setattr(seed_loop, "child_processes", one_thread)
+        monkeypatch.setattr(seed_loop, "fine_tune_scores", scores)
+    return install

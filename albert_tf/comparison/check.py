@@ -23,7 +23,7 @@ import os
 
 from albert_tf.comparison.gain import Comparison, compare_starts, split_scores
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.comparison.seed_loop import fine_tune_seeds
+from albert_tf.comparison.seed_loop import SeedLoop, run_seed_loops
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.io.files import atomic_write_bytes
@@ -101,12 +101,14 @@ def run_downstream_check(run_dir: str) -> DownstreamCheck | None:
               f"optimizer.warmup_steps={min(60, check.train_steps // 10)}",
               f"model.spm_model={os.path.join(run_dir, run.tokenizer.spm_model)}",
               f"data.data_dir={check.task_dir}", f"data.max_seq_length={run.data.max_seq_length}"]
-    seeds = {}
-    for start in STARTS:
-        overrides = start_overrides(run_dir, start, os.path.join(folder, "random"),
-                                    run.model.to_dict())
-        seeds[start] = fine_tune_seeds(task, [*shared, *overrides], check.seeds,
-                                       os.path.join(folder, start))
+    loops = {start: SeedLoop(task, [*shared, *start_overrides(
+        run_dir, start, os.path.join(folder, "random"), run.model.to_dict())], check.seeds,
+        os.path.join(folder, start)) for start in STARTS}
+    run_seed_loops(list(loops.values()))  # both starts' seeds side by side
+    for loop in loops.values():
+        if loop.error is not None:
+            raise loop.error
+    seeds = {start: loop.records for start, loop in loops.items()}
     metric = next(iter(seeds["pretrained"].values()))["metric"]
     result = DownstreamCheck(task_dir=check.task_dir, metric=metric,
                              train_steps=check.train_steps, seeds=seeds,

@@ -8,54 +8,91 @@ share.
     seeds["1"]  # {"metric": "accuracy", "value": 0.87, "test": 0.85, "best_step": 600,
                 #  "constant": 0.239, "constant_test": 0.236, "stuck": False}
 
-Each seed's run lives in `<folder>/seed<k>` and its record is handed to `keep` as soon as it
-finishes, so an interrupted loop resumes at its next seed. The fine-tunes run in a child
-process (`fine_tune_in_child`), a new one every `RUNS_PER_PROCESS` runs: TensorFlow keeps
-some memory of every model and compiled step a process has built, and a suite of forty
-fine-tunes in one process ran out of memory; a process per run would pay TensorFlow's
-import (about 4 s on two cores) for each 50-second fine-tune of a small model. A run gives
-the same weights whichever process it runs in (docs/finetuning.md, "Reproducible").
-`value` is the dev score that chose the checkpoint, `test` the same checkpoint's score on
-the labelled test split (None when the task has none), `constant` and `constant_test` what
-one answer for every example scores there, and `stuck` whether the dev score is within a
-point of it (`albert_tf.finetuning.stuck`).
+    loops = [SeedLoop("classify", [...], (1, 2, 3, 4, 5), "runs/a/downstream/bbc-news"),
+             SeedLoop("classify", [...], (1, 2, 3, 4, 5), "runs/random/bbc-news")]
+    run_seed_loops(loops)  # every missing seed of both, two at a time on a CPU machine
+    loops[1].records, loops[1].error
+
+Each seed's run lives in `<folder>/seed<k>` and its record is handed to the loop's `keep` as
+soon as it finishes, so an interrupted loop resumes at its missing seeds. `value` is the dev
+score that chose the checkpoint, `test` the same checkpoint's score on the labelled test
+split (None when the task has none), `constant` and `constant_test` what one answer for
+every example scores there, and `stuck` whether the dev score is within a point of it
+(`albert_tf.finetuning.stuck`).
+
+The fine-tunes run in child processes (`child_processes`), each replaced after
+`RUNS_PER_PROCESS` runs: TensorFlow keeps some memory of every model and compiled step a
+process has built, and a suite of forty fine-tunes in one process ran out of memory; a
+process per run would pay TensorFlow's import (about 4 s on two cores) for each fine-tune
+of a minute. `run_seed_loops` runs the seeds of all the loops it is given side by side in
+`fine_tune_workers()` processes, each with its share of the cores: a small model's
+fine-tune keeps one core busy with Python and op dispatch as much as with its matmuls, so on
+the 2-core machine two workers of one thread each did four fine-tunes of H 64 x 4 in 99 s
+where one worker with both threads took 187 s (`benchmarks/fine_tune_workers.py`;
+docs/performance.md, "Fine-tunes side by side"). A run gives the same weights in any
+process with the same number of threads; with another number its matmuls add in another
+order (weights apart by 3e-7 after 200 steps, the same scores: docs/finetuning.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from albert_tf.comparison.starts import fine_tune_scores
+from albert_tf.config import ConfigError
 from albert_tf.finetuning.stuck import is_stuck
+from albert_tf.io.machine import usable_cpus
 
 DEFAULT_SEEDS = (1, 2, 3, 4, 5)
-RUNS_PER_PROCESS = 5  # one seed loop's runs; forty in one process ran out of memory
+RUNS_PER_PROCESS = 5  # forty fine-tunes in one process ran out of memory
+WORKERS_VARIABLE = "ALBERT_FINE_TUNE_WORKERS"
+
+
+def fine_tune_workers() -> int:
+    """How many fine-tunes `run_seed_loops` runs at once: `ALBERT_FINE_TUNE_WORKERS` when
+    set; else one on a machine with a GPU (each TensorFlow process takes the whole GPU's
+    memory) or a single core, and two otherwise (measured on 2 cores, above)."""
+    setting = os.environ.get(WORKERS_VARIABLE, "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise ConfigError(f"{WORKERS_VARIABLE}={setting!r}: expected a whole number of "
+                              f"fine-tunes to run at once, 1 or more")
+        return int(setting)
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        return 1
+    return min(2, usable_cpus())
+
+
+def _share_the_cores(threads: int) -> None:
+    """A worker's start when several share the machine: `threads` intra-op and inter-op
+    threads, set before the process runs its first TensorFlow op."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
 
 
 @contextlib.contextmanager
-def child_process(runs_per_process: int = RUNS_PER_PROCESS) -> Iterator[ProcessPoolExecutor]:
-    """One worker process, replaced after `runs_per_process` runs and ended on exit; started
-    by the first run, so a loop with nothing left to run starts none. Spawned, not forked: a
-    fork would copy this process's TensorFlow threads and their locks mid-use."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                             max_tasks_per_child=runs_per_process) as pool:
+def child_processes(workers: int = 1, runs_per_process: int = RUNS_PER_PROCESS
+                    ) -> Iterator[ProcessPoolExecutor]:
+    """`workers` worker processes, each replaced after `runs_per_process` runs and ended on
+    exit; started by the first run, so a loop with nothing left to run starts none. Several
+    workers split the usable cores between them; one keeps TensorFlow's own thread counts.
+    Spawned, not forked: a fork would copy this process's TensorFlow threads and their locks
+    mid-use."""
+    share = ({} if workers == 1 else
+             {"initializer": _share_the_cores,
+              "initargs": (max(1, usable_cpus() // workers),)})
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             max_tasks_per_child=runs_per_process, **share) as pool:
         yield pool
-
-
-def fine_tune_in_child(task: str, overrides: Sequence[str], metric: str | None = None,
-                       label: str | None = None,
-                       pool: ProcessPoolExecutor | None = None) -> dict[str, Any]:
-    """`fine_tune_scores` in the worker of `pool` (`child_process`; None: a process of its
-    own that ends with the run), so nothing it built stays in this one; its errors are
-    raised here."""
-    if pool is None:
-        with child_process(1) as own:
-            return fine_tune_in_child(task, overrides, metric, label, own)
-    return pool.submit(fine_tune_scores, task, list(overrides), metric, label).result()
 
 
 def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:
@@ -66,26 +103,84 @@ def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:
             "stuck": is_stuck(scores["value"], scores["constant"])}
 
 
+@dataclasses.dataclass
+class SeedLoop:
+    """`task` fine-tuned with `overrides` once per seed of `seeds` not in `done` (seed ->
+    record, as strings), in `<folder>/seed<k>`. `keep` is called with all records so far
+    after each seed; `metric` and `label` go to `fine_tune_scores`. After
+    `run_seed_loops`, `records` holds every finished seed and `error` the first failed
+    run's error."""
+
+    task: str
+    overrides: Sequence[str]
+    seeds: Sequence[int]
+    folder: str
+    done: Mapping[str, Any] | None = None
+    keep: Callable[[dict[str, Any]], None] | None = None
+    metric: str | None = None
+    label: str | None = None
+    records: dict[str, Any] = dataclasses.field(init=False)
+    error: Exception | None = dataclasses.field(init=False, default=None)
+
+    def __post_init__(self):
+        self.records = dict(self.done or {})
+
+    def missing(self) -> list[int]:
+        return [seed for seed in self.seeds if str(seed) not in self.records]
+
+    def run_overrides(self, seed: int) -> list[str]:
+        return [*self.overrides, f"train.seed={seed}",
+                f"train.model_dir={os.path.join(self.folder, f'seed{seed}')}"]
+
+    def announcement(self, seed: int) -> str:
+        return (f"fine-tuning {self.label or self.task} in {self.folder}: seed {seed} "
+                f"({list(self.seeds).index(seed) + 1} of {len(self.seeds)})")
+
+    def add(self, seed: int, scores: Mapping[str, Any]) -> None:
+        self.records[str(seed)] = seed_record(scores)
+        if self.keep is not None:
+            self.keep(dict(self.records))
+
+
+def _fine_tune_seed(announcement: str, task: str, overrides: Sequence[str],
+                    metric: str | None, label: str | None) -> dict[str, Any]:
+    """One run in a worker, announced when it starts (not when it is queued)."""
+    print(announcement, flush=True)
+    return fine_tune_scores(task, list(overrides), metric, label)
+
+
+def run_seed_loops(loops: Sequence[SeedLoop], workers: int | None = None) -> None:
+    """Runs the missing seeds of every loop in `loops`, `workers` at a time (default
+    `fine_tune_workers()`, never more than there are runs), queued loop by loop in seed
+    order; each record goes to its loop (`SeedLoop.add`) as its run finishes. A run that
+    fails sets its loop's `error` (the first one); every other run still runs and is kept."""
+    runs = [(loop, seed) for loop in loops for seed in loop.missing()]
+    if not runs:
+        return
+    workers = min(workers or fine_tune_workers(), len(runs))
+    with child_processes(workers) as pool:
+        futures: dict[Future, tuple[SeedLoop, int]] = {
+            pool.submit(_fine_tune_seed, loop.announcement(seed), loop.task,
+                        loop.run_overrides(seed), loop.metric, loop.label): (loop, seed)
+            for loop, seed in runs}
+        for future in as_completed(futures):
+            loop, seed = futures[future]
+            error = future.exception()
+            if error is None:
+                loop.add(seed, future.result())
+            elif loop.error is None:
+                loop.error = error
+
+
 def fine_tune_seeds(task: str, overrides: Sequence[str], seeds: Sequence[int], folder: str,
                     done: Mapping[str, Any] | None = None,
                     keep: Callable[[dict[str, Any]], None] | None = None,
-                    metric: str | None = None, label: str | None = None) -> dict[str, Any]:
-    """Fine-tunes `task` with `overrides` once per seed of `seeds` not in `done` (seed ->
-    record, as strings), in `<folder>/seed<k>`; calls `keep` with all records so far after
-    each seed and returns them (`seed_record`). `metric` and `label` go to
-    `fine_tune_scores`, which runs in a child process (`fine_tune_in_child`)."""
-    records = dict(done or {})
-    with child_process() as pool:
-        for number, seed in enumerate(seeds, 1):
-            if str(seed) in records:
-                continue
-            print(f"fine-tuning {label or task} in {folder}: seed {seed} ({number} of "
-                  f"{len(seeds)})", flush=True)
-            scores = fine_tune_in_child(
-                task, [*overrides, f"train.seed={seed}",
-                       f"train.model_dir={os.path.join(folder, f'seed{seed}')}"],
-                metric=metric, label=label, pool=pool)
-            records[str(seed)] = seed_record(scores)
-            if keep is not None:
-                keep(dict(records))
-    return records
+                    metric: str | None = None, label: str | None = None,
+                    workers: int | None = None) -> dict[str, Any]:
+    """One `SeedLoop` run by `run_seed_loops`: returns its records (`seed_record`), or raises
+    its first run's error."""
+    loop = SeedLoop(task, overrides, seeds, folder, done, keep, metric, label)
+    run_seed_loops([loop], workers)
+    if loop.error is not None:
+        raise loop.error
+    return loop.records

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from albert_tf.comparison.gain import (
     stuck_seeds,
 )
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
-from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
+from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, SeedLoop, run_seed_loops
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
@@ -129,33 +129,53 @@ def _record_keeper(path: str | None):
     return keep
 
 
-def _task_row(name: str, task: str, task_folder: str, shared: Sequence[str],
-              starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
-              stored: dict[str, Any], random_records: str | None = None) -> dict[str, Any]:
-    """One task's seeds from both starts, their comparison and the bag-of-words baseline.
-    Each start's runs are kept under its folder of `folders` per task and digest of the
-    task's data, and `stored` (this task's row of an earlier report) gives the seeds already
-    done when it was made from the same data: a changed task folder is fine-tuned anew. The
+def _task_loops(name: str, task: str, task_folder: str, shared: Sequence[str],
+                starts: dict[str, list[str]], folders: dict[str, str], seeds: Sequence[int],
+                stored: dict[str, Any], random_records: str | None,
+                after_each: Callable[[], None]) -> dict[str, SeedLoop]:
+    """One task's seed loop per start (`after_each` called after each of their seeds). Each
+    start's runs are kept under its folder of `folders` per task and digest of the task's
+    data, and `stored` (this task's row of an earlier report) gives the seeds already done
+    when it was made from the same data: a changed task folder is fine-tuned anew. The
     random start's seeds are also read from and written to its record file under
-    `random_records` (`random_record_path`), when given."""
+    `random_records` (`random_record_path`), when given; seeds the stored report already had
+    are written there too."""
     data = task_data_digest(task_folder)
-    places = {start: os.path.join(folders[start], f"{name}-{data}") for start in STARTS}
     done = stored.get("seeds", {}) if stored.get("data") == data else {}
     record_file = (random_record_path(random_records, folders["random"], name, data)
                    if random_records else None)
     done = {**done, "random": {**read_seed_records(record_file), **done.get("random", {})}}
-    keepers = {"pretrained": None, "random": _record_keeper(record_file)}
-    records = {start: fine_tune_seeds(
-        task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds, places[start],
+    keep_random = _record_keeper(record_file)
+    if keep_random is not None and done["random"]:
+        keep_random(done["random"])
+    keepers = {"pretrained": None, "random": keep_random}
+
+    def keeper(start):
+        def keep(records):
+            if keepers[start] is not None:
+                keepers[start](records)
+            after_each()
+        return keep
+
+    return {start: SeedLoop(
+        task, [*shared, *starts[start], f"data.data_dir={task_folder}"], seeds,
+        os.path.join(folders[start], f"{name}-{data}"),
         {seed: run for seed, run in done.get(start, {}).items() if int(seed) in seeds},
-        keep=keepers[start], label=name) for start in STARTS}
-    if keepers["random"] is not None:  # seeds the stored report already had, kept too
-        keepers["random"](records["random"])
+        keep=keeper(start), label=name) for start in STARTS}
+
+
+def _task_row(task: str, task_folder: str, loops: dict[str, SeedLoop]) -> dict[str, Any]:
+    """One task's seeds from both starts, their comparison and the bag-of-words baseline;
+    raises the first error of its loops."""
+    for loop in loops.values():
+        if loop.error is not None:
+            raise loop.error
+    records = {start: loop.records for start, loop in loops.items()}
     comparison = compare_starts(records["pretrained"], records["random"])
     baseline = {"dev": baseline_score(task_folder, task)}
     if test_labels_path(task_folder):
         baseline["test"] = baseline_score(task_folder, task, "test")
-    return {"task": task, "data": data,
+    return {"task": task, "data": task_data_digest(task_folder),
             "metric": next(iter(records["pretrained"].values()))["metric"], "seeds": records,
             "baseline": baseline, "comparison": comparison.to_dict()}
 
@@ -167,9 +187,9 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
     """Fine-tunes `run_dir` and a random start on every task (`SMALL_MODEL_RECIPE`, then
     `overrides`) at `max_seq_length` (default: the run's pretraining length; a longer one
     needs the run's position table to reach it, and fine-tuning alone trains the positions
-    pretraining never saw); writes `<suite>.json` (and `.md`; `suite_name` of
-    `named_overrides`) in `run_dir` after each task, so an interrupted run leaves the
-    finished tasks' report, and returns it. Random
+    pretraining never saw), every task's seeds side by side (`run_seed_loops`); writes
+    `<suite>.json` (and `.md`; `suite_name` of `named_overrides`) in `run_dir` as each task
+    finishes, so an interrupted run leaves the finished tasks' report, and returns it. Random
     starts are fine-tuned under `random_starts` (default `<tasks_dir>/random_starts`;
     `random_start_folder`), so runs of the same sizes share them, and their seed records are
     kept under `random_records` when given (`random_record_path`)."""
@@ -191,18 +211,46 @@ def run_downstream(run_dir: str, tasks_dir: str, seeds: Sequence[int] = DEFAULT_
               for start in STARTS}
     report_path = os.path.join(run_dir, f"{suite_name(named)}.json")
     stored = _stored_rows(report_path, named)
-    rows, report = {}, None
-    for name, task, task_folder in suite_tasks(tasks_dir):
+    tasks = {name: (task, task_folder) for name, task, task_folder in suite_tasks(tasks_dir)}
+    rows, loops = {}, {}
+
+    def write_report() -> dict[str, Any]:
+        return _write_report(run_dir, tasks_dir, seeds, named,
+                             {name: rows[name] for name in tasks if name in rows},
+                             random_folder)
+
+    def finish(name: str) -> None:
+        """The task's row, once both starts have every seed (or one failed)."""
+        task, task_folder = tasks[name]
         try:
-            rows[name] = _task_row(name, task, task_folder, shared, starts, folders, seeds,
-                                   stored.get(name, {}), random_records)
+            rows[name] = _task_row(task, task_folder, loops[name])
         except Exception as error:  # one task's failure must not lose the others
             rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
             print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
         print(f"albert-experiment downstream: {name} done", flush=True)
-        report = _write_report(run_dir, tasks_dir, seeds, named, rows,
-                               random_folder)  # after each task
-    return report or _write_report(run_dir, tasks_dir, seeds, named, rows, random_folder)
+        write_report()
+
+    def after_each(name: str) -> Callable[[], None]:
+        def check():
+            if name not in rows and not any(loop.missing() for loop in loops[name].values()):
+                finish(name)
+        return check
+
+    for name, (task, task_folder) in tasks.items():
+        try:
+            loops[name] = _task_loops(name, task, task_folder, shared, starts, folders,
+                                      seeds, stored.get(name, {}), random_records,
+                                      after_each(name))
+        except Exception as error:
+            rows[name] = {"task": task, "error": f"{type(error).__name__}: {error}"}
+            print(f"albert-experiment downstream: {name} failed: {rows[name]['error']}")
+    # Every task's seeds side by side (`run_seed_loops`); a task's row is written as its
+    # last seed finishes, and tasks with nothing left to run (or a failed run) after.
+    run_seed_loops([loop for task_loops in loops.values() for loop in task_loops.values()])
+    for name in loops:
+        if name not in rows:
+            finish(name)
+    return write_report()
 
 
 def _stored_rows(path: str, overrides: Sequence[str]) -> dict[str, Any]:

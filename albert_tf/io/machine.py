@@ -35,6 +35,15 @@ def cpu_flags() -> set[str]:
     return set((_cpuinfo_field("flags") or "").split())
 
 
+def usable_cpus() -> int:
+    """The logical CPUs this process may run on (its affinity mask where the platform has
+    one: a container's share, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def machine() -> dict:
     """{"host", "cpu", "logical_cpus"} of this machine."""
     return {"host": socket.gethostname(), "cpu": cpu_name(), "logical_cpus": os.cpu_count()}

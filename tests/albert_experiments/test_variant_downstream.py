@@ -16,7 +16,7 @@ from albert_tf.comparison import seed_loop
 def _fake_scores(calls):
     """Seed k scores 0.5 + k/10 on dev and 0.45 + k/10 on test; one answer for every example
     scores 0.6, so seed 1 is stuck."""
-    def fine_tune_scores(task, overrides, metric=None, label=None, pool=None):
+    def fine_tune_scores(task, overrides, metric=None, label=None):
         calls.append((task, list(overrides)))
         seed = int(next(o for o in overrides if o.startswith("train.seed=")).split("=")[1])
         return {"metric": "accuracy", "split": "dev", "value": 0.5 + seed / 10,
@@ -25,17 +25,23 @@ def _fake_scores(calls):
     return fine_tune_scores
 
 
-def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, tmp_path):
+def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(fine_tunes_here, tmp_path):
     calls, kept = [], []
-    monkeypatch.setattr(seed_loop, "fine_tune_in_child", _fake_scores(calls))
+    fine_tunes_here(_fake_scores(calls))
     task = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2),
                           overrides=("train.train_steps=50",))
     (tmp_path / "source.json").write_text(json.dumps({"albert_finetune": {"task": "classify"}}))
-    def snapshot(entry):
-        kept.append(json.loads(json.dumps(entry)))
 
-    entry = variant_downstream.fine_tune_variant(task, str(tmp_path), "run", "spm.model", 64,
-                                                 None, snapshot)
+    def fine_tune(task, entry):
+        """The task's seed loop run; the entry it kept last."""
+        loop = variant_downstream.variant_seed_loop(
+            task, str(tmp_path), "run", "spm.model", 64, entry,
+            lambda entry: kept.append(json.loads(json.dumps(entry))))
+        seed_loop.run_seed_loops([loop])
+        assert loop.error is None
+        return kept[-1]
+
+    entry = fine_tune(task, None)
     assert entry["task"] == "classify" and entry["value"] == pytest.approx(0.65)
     assert entry["test"] == pytest.approx(0.6) and entry["stuck"] == 1
     common = {"metric": "accuracy", "best_step": 10, "constant": 0.6, "constant_test": 0.55}
@@ -55,16 +61,14 @@ def test_fine_tuning_a_variant_runs_each_missing_seed_and_keeps_it(monkeypatch, 
     more = DownstreamSpec(source="bbc-news", recipe="small_model", seeds=(1, 2, 3),
                           overrides=("train.train_steps=50",))
     calls.clear()
-    entry = variant_downstream.fine_tune_variant(more, str(tmp_path), "run", "spm.model", 64,
-                                                 entry, kept.append)
+    entry = fine_tune(more, entry)
     assert len(calls) == 1 and "train.seed=3" in calls[0][1] and entry["folder"] == folder
     assert entry["value"] == pytest.approx(0.7)
 
     # Another recipe: every seed anew, in another folder.
     changed = DownstreamSpec(source="bbc-news", seeds=(1,))
     calls.clear()
-    fresh = variant_downstream.fine_tune_variant(changed, str(tmp_path), "run", "spm.model",
-                                                 64, entry, kept.append)
+    fresh = fine_tune(changed, entry)
     assert len(calls) == 1 and fresh["folder"] != folder and list(fresh["seeds"]) == ["1"]
     assert not any(o.startswith("data.max_seq_length") for o in calls[0][1])  # task recipe
 

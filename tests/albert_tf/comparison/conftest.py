@@ -3,29 +3,26 @@ real, each fine-tune is replaced by one that scores by its seed and keeps what i
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
-from albert_tf.comparison import seed_loop, suite
+from albert_tf.comparison import suite
 
 
 @pytest.fixture
-def stand_in_fine_tunes(monkeypatch):
+def stand_in_fine_tunes(monkeypatch, fine_tunes_here):
     """`install(describe)`: from then on every fine-tune appends `describe(its overrides,
     its seed)` to the list `install` returns; the bag-of-words baseline scores 0.9."""
     def install(describe):
         asked = []
 
-        def fake_fine_tune(task, overrides, metric=None, label=None, pool=None):
+        def fake_fine_tune(task, overrides, metric=None, label=None):
             seed = int(next(item for item in overrides if item.startswith("train.seed="))
                        .split("=")[1])
             asked.append(describe(overrides, seed))
             return {"metric": "accuracy", "value": 0.5 + seed / 100, "test": 0.4 + seed / 100,
                     "best_step": 600, "constant": 0.25, "constant_test": 0.25}
 
-        monkeypatch.setattr(seed_loop, "fine_tune_in_child", fake_fine_tune)
-        monkeypatch.setattr(seed_loop, "child_process", contextlib.nullcontext)
+        fine_tunes_here(fake_fine_tune)
         monkeypatch.setattr(suite, "baseline_score", lambda *args, **kwargs: 0.9)
         return asked
 

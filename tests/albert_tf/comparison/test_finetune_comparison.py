@@ -70,16 +70,22 @@ def test_stuck_means_within_one_point_of_the_constant_answer():
         "example scores (23.9); the fine-tune learned nothing from its encoder")
 
 
-def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
-    calls, kept = [], []
-
-    def fake(task, overrides, metric=None, label=None, pool=None):
+def _scores_by_seed(calls, fail_on=()):
+    """Seed k scores 0.2k on dev, 0.2k - 0.05 on test, against a constant answer's 0.3; the
+    runs of `fail_on` ((first override, seed) pairs) raise."""
+    def scores(task, overrides, metric=None, label=None):
         calls.append(list(overrides))
         seed = int(overrides[-2].split("=")[1])
+        if (overrides[0], seed) in fail_on:
+            raise ConfigError(f"seed {seed} failed")
         return {"metric": "accuracy", "value": 0.2 * seed, "test": 0.2 * seed - 0.05,
                 "best_step": 100, "constant": 0.3, "constant_test": 0.3}
+    return scores
 
-    monkeypatch.setattr(seed_loop, "fine_tune_in_child", fake)
+
+def test_the_seed_loop_runs_missing_seeds_and_keeps_each(fine_tunes_here):
+    calls, kept = [], []
+    fine_tunes_here(_scores_by_seed(calls))
     records = seed_loop.fine_tune_seeds("classify", ["a=1"], (1, 2, 3), "runs/x",
                                         done={"2": _record(0.9)}, keep=kept.append)
     assert [call[-2:] for call in calls] == [["train.seed=1", "train.model_dir=runs/x/seed1"],
@@ -91,18 +97,58 @@ def test_the_seed_loop_runs_missing_seeds_and_keeps_each(monkeypatch):
     assert seed_loop.DEFAULT_SEEDS == (1, 2, 3, 4, 5)
 
 
-def test_the_child_process_serves_runs_per_process_runs_then_is_replaced():
-    with seed_loop.child_process(2) as pool:
-        workers = [pool.submit(os.getpid).result() for _ in range(3)]
-    assert workers[0] == workers[1] != workers[2] and os.getpid() not in workers
+def test_a_failed_run_is_its_loops_error_and_every_other_run_is_kept(fine_tunes_here):
+    calls = []
+    fine_tunes_here(_scores_by_seed(calls, fail_on={("a=1", 2), ("c=1", 2)}))
+    failing = seed_loop.SeedLoop("classify", ["a=1"], (1, 2, 3), "runs/a")
+    other = seed_loop.SeedLoop("classify", ["b=1"], (2, 3), "runs/b")
+    seed_loop.run_seed_loops([failing, other])
+    assert isinstance(failing.error, ConfigError) and list(failing.records) == ["1", "3"]
+    assert other.error is None and list(other.records) == ["2", "3"]
+    with pytest.raises(ConfigError, match="seed 2 failed"):
+        seed_loop.fine_tune_seeds("classify", ["c=1"], (2,), "runs/c")
+
+
+def test_how_many_fine_tunes_run_at_once(monkeypatch):
+    monkeypatch.setenv(seed_loop.WORKERS_VARIABLE, "3")
+    assert seed_loop.fine_tune_workers() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(seed_loop.WORKERS_VARIABLE, bad)
+        with pytest.raises(ConfigError, match="ALBERT_FINE_TUNE_WORKERS"):
+            seed_loop.fine_tune_workers()
+    monkeypatch.delenv(seed_loop.WORKERS_VARIABLE)
+    monkeypatch.setattr(seed_loop, "usable_cpus", lambda: 1)
+    assert seed_loop.fine_tune_workers() == 1
+    monkeypatch.setattr(seed_loop, "usable_cpus", lambda: 8)
+    assert seed_loop.fine_tune_workers() == 2  # no GPU in the tests
+
+
+def _threads_here():
+    import tensorflow as tf
+
+    return (os.getpid(), tf.config.threading.get_intra_op_parallelism_threads(),
+            tf.config.threading.get_inter_op_parallelism_threads())
+
+
+def test_the_child_processes_serve_runs_per_process_runs_then_are_replaced():
+    with seed_loop.child_processes(1, runs_per_process=2) as pool:
+        workers = [pool.submit(_threads_here).result() for _ in range(3)]
+    pids = [worker[0] for worker in workers]
+    assert pids[0] == pids[1] != pids[2] and os.getpid() not in pids
+    assert workers[0][1:] == (0, 0)  # one worker keeps TensorFlow's own thread counts
+
+
+def test_side_by_side_workers_share_the_cores(monkeypatch):
+    monkeypatch.setattr(seed_loop, "usable_cpus", lambda: 4)
+    with seed_loop.child_processes(2) as pool:
+        assert pool.submit(_threads_here).result()[1:] == (2, 2)
 
 
 def test_a_fine_tune_in_a_child_process_raises_its_error_here(tmp_path):
     """The seed loop's child process (spawned, so this takes a few seconds): a bad override
     is the same ConfigError, with its message, as in this process."""
     with pytest.raises(ConfigError, match="no_such_field"):
-        seed_loop.fine_tune_in_child("classify", [f"train.model_dir={tmp_path}",
-                                                  "train.no_such_field=1"])
+        seed_loop.fine_tune_seeds("classify", ["train.no_such_field=1"], (1,), str(tmp_path))
 
 
 @pytest.fixture()

@@ -10,7 +10,13 @@ import os
 
 import pytest
 
-from albert_tf.comparison.suite import _task_row, random_record_path, read_seed_records
+from albert_tf.comparison.seed_loop import run_seed_loops
+from albert_tf.comparison.suite import (
+    _task_loops,
+    _task_row,
+    random_record_path,
+    read_seed_records,
+)
 
 
 @pytest.fixture
@@ -34,8 +40,10 @@ def _row(task_folder, machine, records, seeds, stored=None):
     folders = {"pretrained": os.path.join(machine, "run", "downstream"),
                "random": os.path.join(machine, "random_starts", "5afa2fcb")}
     starts = {"pretrained": ["start=pretrained"], "random": ["start=random"]}
-    return _task_row("news", "classify", task_folder, [], starts, folders, seeds,
-                     stored or {}, random_records=records)
+    loops = _task_loops("news", "classify", task_folder, [], starts, folders, seeds,
+                        stored or {}, random_records=records, after_each=lambda: None)
+    run_seed_loops(list(loops.values()))
+    return _task_row("classify", task_folder, loops)
 
 
 def test_committed_random_seeds_are_not_fine_tuned_again_on_another_machine(tmp_path,
