@@ -86,13 +86,19 @@ def child_processes(workers: int = 1, runs_per_process: int = RUNS_PER_PROCESS
     exit; started by the first run, so a loop with nothing left to run starts none. Several
     workers split the usable cores between them; one keeps TensorFlow's own thread counts.
     Spawned, not forked: a fork would copy this process's TensorFlow threads and their locks
-    mid-use."""
+    mid-use. An error here (or Ctrl-C) cancels the runs still queued instead of waiting for
+    them."""
     share = ({} if workers == 1 else
              {"initializer": _share_the_cores,
               "initargs": (max(1, usable_cpus() // workers),)})
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             max_tasks_per_child=runs_per_process, **share) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               max_tasks_per_child=runs_per_process, **share)
+    try:
         yield pool
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:

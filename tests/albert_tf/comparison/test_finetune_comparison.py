@@ -4,6 +4,7 @@ comparison (scored on test, paired by seed, failed when the random start is stuc
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -136,6 +137,15 @@ def test_the_child_processes_serve_runs_per_process_runs_then_are_replaced():
     pids = [worker[0] for worker in workers]
     assert pids[0] == pids[1] != pids[2] and os.getpid() not in pids
     assert workers[0][1:] == (0, 0)  # one worker keeps TensorFlow's own thread counts
+
+
+def test_an_error_while_runs_are_queued_cancels_them_instead_of_waiting():
+    queued = []
+    with pytest.raises(KeyError):
+        with seed_loop.child_processes(1) as pool:
+            queued = [pool.submit(time.sleep, 1) for _ in range(6)]
+            raise KeyError("a keeper failed")
+    assert queued[-1].cancelled() and not queued[0].cancelled()
 
 
 def test_side_by_side_workers_share_the_cores(monkeypatch):
