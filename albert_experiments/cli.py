@@ -21,7 +21,9 @@ fine-tunes one pretraining run and a random start of the same sizes on every tas
 and writes `downstream.json` / `downstream.md` into the run (`downstream-<digest>.*` with a
 changed recipe, `--override`); `probe` fits a linear model on the frozen encoder outputs of
 the run and of random encoders of its sizes, per task folder, and writes `probe.json` /
-`probe.md` (seconds, where the fine-tunes take an hour).
+`probe.md` (seconds, where the fine-tunes take an hour). The fine-tunes of `run` and
+`downstream` go two at a time on a machine with two or more cores and no GPU, each with its
+share of the cores; `ALBERT_FINE_TUNE_WORKERS=N` sets how many.
 """
 
 from __future__ import annotations
