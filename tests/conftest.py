@@ -84,19 +84,24 @@ def released_style_model(tmp_path_factory):
 def fine_tunes_here(monkeypatch):
     """`install(scores)`: from then on the seed loops (`albert_tf.comparison.seed_loop`) run
     `scores(task, overrides, metric=None, label=None)` in place of each fine-tune, one at a
-    time in this process (a thread stands in for the worker processes, so runs finish in
-    the order they were queued)."""
+    time in this process (a thread stands in for the worker process, so runs finish in the
+    order they were queued)."""
     import concurrent.futures
-    import contextlib
 
     from albert_tf.comparison import seed_loop
 
-    @contextlib.contextmanager
-    def one_thread(workers=1, runs_per_process=None):
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            yield pool
+    class InThisProcess:
+        def __init__(self, threads=None, runs_per_process=None):
+            self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+
+        def submit(self, function, *args):
+            return self.pool.submit(function, *args)
+
+        def close(self):
+            self.pool.shutdown()
 
     def install(scores):
-        monkeypatch.setattr(seed_loop, "child_processes", one_thread)
+        monkeypatch.setenv(seed_loop.WORKERS_VARIABLE, "1")
+        monkeypatch.setattr(seed_loop, "WorkerProcess", InThisProcess)
         monkeypatch.setattr(seed_loop, "fine_tune_scores", scores)
     return install

@@ -20,12 +20,12 @@ split (None when the task has none), `constant` and `constant_test` what one ans
 every example scores there, and `stuck` whether the dev score is within a point of it
 (`albert_tf.finetuning.stuck`).
 
-The fine-tunes run in child processes (`child_processes`), each replaced after
+The fine-tunes run in child processes (`WorkerProcess`), each replaced after
 `RUNS_PER_PROCESS` runs: TensorFlow keeps some memory of every model and compiled step a
 process has built, and a suite of forty fine-tunes in one process ran out of memory; a
 process per run would pay TensorFlow's import (about 4 s on two cores) for each fine-tune
 of a minute. `run_seed_loops` runs the seeds of all the loops it is given side by side in
-`fine_tune_workers()` processes, each with its share of the cores: a small model's
+`fine_tune_workers()` worker processes, each with its share of the cores: a small model's
 fine-tune keeps one core busy with Python and op dispatch as much as with its matmuls, so on
 the 2-core machine two workers of one thread each did four fine-tunes of H 64 x 4 in 99 s
 where one worker with both threads took 187 s (`benchmarks/fine_tune_workers.py`;
@@ -36,12 +36,12 @@ order (weights apart by 3e-7 after 200 steps, the same scores: docs/finetuning.m
 
 from __future__ import annotations
 
-import contextlib
+import collections
 import dataclasses
 import multiprocessing
 import os
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Callable, Mapping, Sequence
 
 from albert_tf.comparison.starts import fine_tune_scores
 from albert_tf.config import ConfigError
@@ -79,26 +79,38 @@ def _share_the_cores(threads: int) -> None:
     tf.config.threading.set_inter_op_parallelism_threads(threads)
 
 
-@contextlib.contextmanager
-def child_processes(workers: int = 1, runs_per_process: int = RUNS_PER_PROCESS
-                    ) -> Iterator[ProcessPoolExecutor]:
-    """`workers` worker processes, each replaced after `runs_per_process` runs and ended on
-    exit; started by the first run, so a loop with nothing left to run starts none. Several
-    workers split the usable cores between them; one keeps TensorFlow's own thread counts.
-    Spawned, not forked: a fork would copy this process's TensorFlow threads and their locks
-    mid-use. An error here (or Ctrl-C) cancels the runs still queued instead of waiting for
-    them."""
-    share = ({} if workers == 1 else
-             {"initializer": _share_the_cores,
-              "initargs": (max(1, usable_cpus() // workers),)})
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               max_tasks_per_child=runs_per_process, **share)
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(cancel_futures=True)
-        raise
-    pool.shutdown()
+class WorkerProcess:
+    """One spawned worker process that runs one fine-tune at a time, replaced by a fresh one
+    after `runs_per_process` runs; started by its first run and ended by `close`. `threads`:
+    its intra-op and inter-op threads (None: TensorFlow's own counts). Spawned, not forked: a
+    fork would copy this process's TensorFlow threads and their locks mid-use.
+
+    Each worker is a one-process pool that is replaced whole, rather than one pool of
+    `workers` processes with `max_tasks_per_child`: on Python 3.11 that pool stops replacing
+    workers that reach their limit while runs are queued, and hangs (CPython gh-115634; the
+    downstream suite hung there after its tenth fine-tune)."""
+
+    def __init__(self, threads: int | None = None,
+                 runs_per_process: int = RUNS_PER_PROCESS):
+        self.threads, self.runs_per_process = threads, runs_per_process
+        self.pool: ProcessPoolExecutor | None = None
+        self.runs = 0
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+        if self.pool is None or self.runs == self.runs_per_process:
+            self.close()
+            share = ({} if self.threads is None else
+                     {"initializer": _share_the_cores, "initargs": (self.threads,)})
+            self.pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), **share)
+            self.runs = 0
+        self.runs += 1
+        return self.pool.submit(function, *args)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
 
 def seed_record(scores: Mapping[str, Any]) -> dict[str, Any]:
@@ -157,25 +169,37 @@ def _fine_tune_seed(announcement: str, task: str, overrides: Sequence[str],
 
 def run_seed_loops(loops: Sequence[SeedLoop], workers: int | None = None) -> None:
     """Runs the missing seeds of every loop in `loops`, `workers` at a time (default
-    `fine_tune_workers()`, never more than there are runs), queued loop by loop in seed
-    order; each record goes to its loop (`SeedLoop.add`) as its run finishes. A run that
-    fails sets its loop's `error` (the first one); every other run still runs and is kept."""
-    runs = [(loop, seed) for loop in loops for seed in loop.missing()]
-    if not runs:
+    `fine_tune_workers()`, never more than there are runs; several split the usable cores
+    between them, one keeps TensorFlow's own thread counts), in the order of the loops and
+    their seeds; each record goes to its loop (`SeedLoop.add`) as its run finishes. A run that
+    fails sets its loop's `error` (the first one); every other run still runs and is kept.
+    Runs wait here, not in the workers, so an error here (or Ctrl-C) starts no more of them."""
+    queue = collections.deque((loop, seed) for loop in loops for seed in loop.missing())
+    if not queue:
         return
-    workers = min(workers or fine_tune_workers(), len(runs))
-    with child_processes(workers) as pool:
-        futures: dict[Future, tuple[SeedLoop, int]] = {
-            pool.submit(_fine_tune_seed, loop.announcement(seed), loop.task,
-                        loop.run_overrides(seed), loop.metric, loop.label): (loop, seed)
-            for loop, seed in runs}
-        for future in as_completed(futures):
-            loop, seed = futures[future]
-            error = future.exception()
-            if error is None:
-                loop.add(seed, future.result())
-            elif loop.error is None:
-                loop.error = error
+    count = min(workers or fine_tune_workers(), len(queue))
+    threads = None if count == 1 else max(1, usable_cpus() // count)
+    idle = [WorkerProcess(threads) for _ in range(count)]
+    running: dict[Future, tuple[WorkerProcess, SeedLoop, int]] = {}
+    try:
+        while queue or running:
+            while idle and queue:
+                worker, (loop, seed) = idle.pop(), queue.popleft()
+                future = worker.submit(_fine_tune_seed, loop.announcement(seed), loop.task,
+                                       loop.run_overrides(seed), loop.metric, loop.label)
+                running[future] = (worker, loop, seed)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                worker, loop, seed = running.pop(future)
+                idle.append(worker)
+                error = future.exception()
+                if error is None:
+                    loop.add(seed, future.result())
+                elif loop.error is None:
+                    loop.error = error
+    finally:
+        for worker in [*idle, *(worker for worker, _, _ in running.values())]:
+            worker.close()
 
 
 def fine_tune_seeds(task: str, overrides: Sequence[str], seeds: Sequence[int], folder: str,

@@ -4,7 +4,6 @@ comparison (scored on test, paired by seed, failed when the random start is stuc
 
 import json
 import os
-import time
 
 import numpy as np
 import pytest
@@ -131,27 +130,35 @@ def _threads_here():
             tf.config.threading.get_inter_op_parallelism_threads())
 
 
-def test_the_child_processes_serve_runs_per_process_runs_then_are_replaced():
-    with seed_loop.child_processes(1, runs_per_process=2) as pool:
-        workers = [pool.submit(_threads_here).result() for _ in range(3)]
-    pids = [worker[0] for worker in workers]
+def test_a_worker_process_serves_runs_per_process_runs_then_is_replaced():
+    worker = seed_loop.WorkerProcess(runs_per_process=2)
+    try:
+        workers = [worker.submit(_threads_here).result() for _ in range(3)]
+    finally:
+        worker.close()
+    pids = [found[0] for found in workers]
     assert pids[0] == pids[1] != pids[2] and os.getpid() not in pids
-    assert workers[0][1:] == (0, 0)  # one worker keeps TensorFlow's own thread counts
+    assert workers[0][1:] == (0, 0)  # None keeps TensorFlow's own thread counts
 
 
-def test_an_error_while_runs_are_queued_cancels_them_instead_of_waiting():
-    queued = []
+def test_side_by_side_workers_share_the_cores():
+    worker = seed_loop.WorkerProcess(threads=2)
+    try:
+        assert worker.submit(_threads_here).result()[1:] == (2, 2)
+    finally:
+        worker.close()
+
+
+def test_an_error_after_a_run_starts_no_more_runs(fine_tunes_here):
+    calls = []
+    fine_tunes_here(_scores_by_seed(calls))
+
+    def keep(records):
+        raise KeyError("a keeper failed")
+
     with pytest.raises(KeyError):
-        with seed_loop.child_processes(1) as pool:
-            queued = [pool.submit(time.sleep, 1) for _ in range(6)]
-            raise KeyError("a keeper failed")
-    assert queued[-1].cancelled() and not queued[0].cancelled()
-
-
-def test_side_by_side_workers_share_the_cores(monkeypatch):
-    monkeypatch.setattr(seed_loop, "usable_cpus", lambda: 4)
-    with seed_loop.child_processes(2) as pool:
-        assert pool.submit(_threads_here).result()[1:] == (2, 2)
+        seed_loop.fine_tune_seeds("classify", ["a=1"], (1, 2, 3), "runs/a", keep=keep)
+    assert len(calls) == 1
 
 
 def test_a_fine_tune_in_a_child_process_raises_its_error_here(tmp_path):
