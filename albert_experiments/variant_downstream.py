@@ -62,7 +62,7 @@ def variant_seed_loop(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
               if task.recipe in SMALL_MODEL_RECIPES else [])
 
     def keep_seeds(records):
-        entry["seeds"] = dict(sorted(records.items(), key=lambda item: int(item[0])))
+        entry["seeds"] = records
         first = next(iter(records.values()))
         entry["metric"] = first["metric"]
         entry["value"] = float(np.mean([run["value"] for run in records.values()]))

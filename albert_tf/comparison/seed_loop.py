@@ -155,7 +155,10 @@ class SeedLoop:
                 f"({list(self.seeds).index(seed) + 1} of {len(self.seeds)})")
 
     def add(self, seed: int, scores: Mapping[str, Any]) -> None:
+        """Keeps one finished run's record (the records stay in seed order, whichever run
+        finished first)."""
         self.records[str(seed)] = seed_record(scores)
+        self.records = dict(sorted(self.records.items(), key=lambda item: int(item[0])))
         if self.keep is not None:
             self.keep(dict(self.records))
 

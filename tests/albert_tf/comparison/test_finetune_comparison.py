@@ -90,8 +90,8 @@ def test_the_seed_loop_runs_missing_seeds_and_keeps_each(fine_tunes_here):
                                         done={"2": _record(0.9)}, keep=kept.append)
     assert [call[-2:] for call in calls] == [["train.seed=1", "train.model_dir=runs/x/seed1"],
                                              ["train.seed=3", "train.model_dir=runs/x/seed3"]]
-    assert calls[0][0] == "a=1" and [list(found) for found in kept] == [["2", "1"],
-                                                                        ["2", "1", "3"]]
+    assert calls[0][0] == "a=1" and [list(found) for found in kept] == [["1", "2"],
+                                                                        ["1", "2", "3"]]
     assert records["1"]["stuck"] and not records["3"]["stuck"]  # 0.2 and 0.6 against 0.3
     assert records["3"]["test"] == pytest.approx(0.55) and records["2"] == _record(0.9)
     assert seed_loop.DEFAULT_SEEDS == (1, 2, 3, 4, 5)
