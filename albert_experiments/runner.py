@@ -54,7 +54,7 @@ from albert_experiments.spec import (
 from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
 from albert_experiments.variant_downstream import task_done, variant_seed_loop
 from albert_tf.checkpoints.model_folder import load_pretrainer
-from albert_tf.comparison.seed_loop import run_seed_loops
+from albert_tf.comparison.seed_loop import raise_first_error, run_seed_loops
 from albert_tf.comparison.starts import start_overrides
 from albert_tf.comparison.suite import settings_digest
 from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
@@ -241,9 +241,7 @@ def fine_tune_tasks(spec: ExperimentSpec, data: ExperimentData, result: VariantR
                                seq_length, result["downstream"].get(task.name),
                                keeper(task.name), start) for task in spec.downstream]
     run_seed_loops(loops)
-    for loop in loops:
-        if loop.error is not None:
-            raise loop.error
+    raise_first_error(loops)
 
 
 def _downstream(run: VariantRun, result: VariantResult) -> None:

@@ -34,7 +34,11 @@ sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _
 import yaml  # noqa: E402
 
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE  # noqa: E402
-from albert_tf.comparison.seed_loop import SeedLoop, run_seed_loops  # noqa: E402
+from albert_tf.comparison.seed_loop import (  # noqa: E402
+    SeedLoop,
+    run_seed_loops,
+    threads_per_worker,
+)
 from albert_tf.io.machine import usable_cpus  # noqa: E402
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION  # noqa: E402
 from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
@@ -91,8 +95,8 @@ def main() -> None:
             seconds = time.perf_counter() - start
             if loop.error is not None:
                 raise loop.error
-            rows.append({"workers": workers, "threads_per_worker":
-                         (max(1, usable_cpus() // workers) if workers > 1 else "default"),
+            rows.append({"workers": workers,
+                         "threads_per_worker": threads_per_worker(workers) or "default",
                          "runs": args.runs, "seconds": seconds,
                          "runs_per_hour": 3600 * args.runs / seconds,
                          "dev_accuracy": [loop.records[str(seed)]["value"]

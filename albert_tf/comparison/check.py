@@ -23,7 +23,7 @@ import os
 
 from albert_tf.comparison.gain import Comparison, compare_starts, split_scores
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.comparison.seed_loop import SeedLoop, run_seed_loops
+from albert_tf.comparison.seed_loop import SeedLoop, raise_first_error, run_seed_loops
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.io.files import atomic_write_bytes
@@ -105,9 +105,7 @@ def run_downstream_check(run_dir: str) -> DownstreamCheck | None:
         run_dir, start, os.path.join(folder, "random"), run.model.to_dict())], check.seeds,
         os.path.join(folder, start)) for start in STARTS}
     run_seed_loops(list(loops.values()))  # both starts' seeds side by side
-    for loop in loops.values():
-        if loop.error is not None:
-            raise loop.error
+    raise_first_error(list(loops.values()))
     seeds = {start: loop.records for start, loop in loops.items()}
     metric = next(iter(seeds["pretrained"].values()))["metric"]
     result = DownstreamCheck(task_dir=check.task_dir, metric=metric,

@@ -70,6 +70,19 @@ def fine_tune_workers() -> int:
     return min(2, usable_cpus())
 
 
+def threads_per_worker(workers: int) -> int | None:
+    """Each worker's intra- and inter-op threads when `workers` share the usable cores;
+    None for a single worker, which keeps TensorFlow's own counts."""
+    return None if workers == 1 else max(1, usable_cpus() // workers)
+
+
+def raise_first_error(loops: Sequence["SeedLoop"]) -> None:
+    """Raises the error of the first loop in `loops` that has one (after `run_seed_loops`)."""
+    for loop in loops:
+        if loop.error is not None:
+            raise loop.error
+
+
 def _share_the_cores(threads: int) -> None:
     """A worker's start when several share the machine: `threads` intra-op and inter-op
     threads, set before the process runs its first TensorFlow op."""
@@ -181,8 +194,7 @@ def run_seed_loops(loops: Sequence[SeedLoop], workers: int | None = None) -> Non
     if not queue:
         return
     count = min(workers or fine_tune_workers(), len(queue))
-    threads = None if count == 1 else max(1, usable_cpus() // count)
-    idle = [WorkerProcess(threads) for _ in range(count)]
+    idle = [WorkerProcess(threads_per_worker(count)) for _ in range(count)]
     running: dict[Future, tuple[WorkerProcess, SeedLoop, int]] = {}
     try:
         while queue or running:
@@ -214,6 +226,5 @@ def fine_tune_seeds(task: str, overrides: Sequence[str], seeds: Sequence[int], f
     its first run's error."""
     loop = SeedLoop(task, overrides, seeds, folder, done, keep, metric, label)
     run_seed_loops([loop], workers)
-    if loop.error is not None:
-        raise loop.error
+    raise_first_error([loop])
     return loop.records

@@ -47,7 +47,12 @@ from albert_tf.comparison.gain import (
     stuck_seeds,
 )
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
-from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, SeedLoop, run_seed_loops
+from albert_tf.comparison.seed_loop import (
+    DEFAULT_SEEDS,
+    SeedLoop,
+    raise_first_error,
+    run_seed_loops,
+)
 from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
@@ -167,9 +172,7 @@ def _task_loops(name: str, task: str, task_folder: str, shared: Sequence[str],
 def _task_row(task: str, task_folder: str, loops: dict[str, SeedLoop]) -> dict[str, Any]:
     """One task's seeds from both starts, their comparison and the bag-of-words baseline;
     raises the first error of its loops."""
-    for loop in loops.values():
-        if loop.error is not None:
-            raise loop.error
+    raise_first_error(list(loops.values()))
     records = {start: loop.records for start, loop in loops.items()}
     comparison = compare_starts(records["pretrained"], records["random"])
     baseline = {"dev": baseline_score(task_folder, task)}
