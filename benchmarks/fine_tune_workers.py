@@ -36,6 +36,7 @@ import yaml  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE  # noqa: E402
 from albert_tf.comparison.seed_loop import (  # noqa: E402
     SeedLoop,
+    raise_first_error,
     run_seed_loops,
     threads_per_worker,
 )
@@ -93,8 +94,7 @@ def main() -> None:
             start = time.perf_counter()
             run_seed_loops([loop], workers)
             seconds = time.perf_counter() - start
-            if loop.error is not None:
-                raise loop.error
+            raise_first_error([loop])
             rows.append({"workers": workers,
                          "threads_per_worker": threads_per_worker(workers) or "default",
                          "runs": args.runs, "seconds": seconds,
