@@ -13,14 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# Off the path while the package imports: this folder's data_prep.py would hide data_prep.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 import numpy as np  # noqa: E402
 
@@ -34,8 +30,6 @@ from albert_tf.checkpoints.original import (  # noqa: E402
 )
 from albert_tf.checkpoints.original_config import to_original_config  # noqa: E402
 from albert_tf.config.presets import load_preset  # noqa: E402
-
-sys.path.append(_HERE)
 from common import machine, write_result  # noqa: E402
 
 

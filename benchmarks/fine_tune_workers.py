@@ -22,14 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# Off the path while the packages import: this folder's data_prep.py would hide data_prep.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 import yaml  # noqa: E402
 
@@ -42,10 +38,8 @@ from albert_tf.comparison.seed_loop import (  # noqa: E402
 )
 from albert_tf.io.machine import usable_cpus  # noqa: E402
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-
-sys.path.append(_HERE)
 from common import machine, write_result  # noqa: E402
+from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 from serving import sentencepiece_model  # noqa: E402
 
 

@@ -29,14 +29,10 @@ import dataclasses
 import logging
 import os
 import random
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# Off the path while the packages import: this folder's data_prep.py would hide data_prep.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -52,10 +48,8 @@ from albert_tf.models.task_models import AlbertClassifier  # noqa: E402
 from albert_tf.task_data import squad, squad_postprocess  # noqa: E402
 from albert_tf.task_data.examples import SquadExample, TextExample  # noqa: E402
 from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-
-sys.path.append(_HERE)
 from common import machine, measure_matmul_peak, write_result  # noqa: E402
+from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 from serving import sentencepiece_model  # noqa: E402
 
 

@@ -55,7 +55,7 @@ class Benchmark:
 SUITE = (
     # 16 copies of the corpus: a build of half a minute, so a worker's start (0.4 s) counts
     # about as little as in a real build of hours.
-    Benchmark("data_prep", "data_prep.py", ("--copies", "16", "--num_shards", "32"),
+    Benchmark("data_prep", "data_build.py", ("--copies", "16", "--num_shards", "32"),
               ("--copies", "1", "--num_shards", "4", "--vocab_size", "4000")),
     Benchmark("train_step", "train_step.py",
               ("--models", "tiny", "albert_base", "bert_base"),

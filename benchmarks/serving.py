@@ -26,14 +26,10 @@ import argparse
 import dataclasses
 import itertools
 import os
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# Off the path while the packages import: this folder's data_prep.py would hide data_prep.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -44,10 +40,8 @@ from albert_tf.export import ExportOptions, export_saved_model, load_saved_model
 from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
 from albert_tf.text.normalize import normalize_text  # noqa: E402
 from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-
-sys.path.append(_HERE)
 from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
+from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
 
 HEADER = (f"{'preset':<12} {'xla':<4} {'batch':>5} {'requests':>8} {'p50 ms':>9} {'p99 ms':>9} "
           f"{'first ms':>9} {'tokenize p50 ms':>15} {'tokenize %':>10} {'texts/s':>8} "

@@ -35,14 +35,10 @@ import argparse
 import glob
 import json
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The project's packages before this folder's scripts: benchmarks/data_prep.py would
-# otherwise stand in for the data_prep package.
-sys.path.insert(0, REPOSITORY)
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

@@ -15,8 +15,6 @@ import tensorflow as tf
 import tf_keras
 from repository import REPOSITORY
 
-import data_prep  # noqa: F401  (the package, cached before benchmarks/data_prep.py is on the path)
-
 BENCHMARKS = pathlib.Path(REPOSITORY) / "benchmarks"
 
 

@@ -1,8 +1,8 @@
 """Data prep throughput: examples/s of `albert-data build` for 1 and 2 workers, peak memory.
 
     sudo apt-get install python3.11-doc        # the corpus: Python's documentation sources
-    python benchmarks/data_prep.py              # seq 128, dupe 2, as the reference figure
-    python benchmarks/data_prep.py --corpus my_corpus.txt --workers 1,2,4
+    python benchmarks/data_build.py             # seq 128, dupe 2, as the reference figure
+    python benchmarks/data_build.py --corpus my_corpus.txt --workers 1,2,4
 
 The corpus is real English assembled from what is on the machine: the reStructuredText
 sources of the Python 3.11 documentation from Debian's `python3.11-doc` package
@@ -24,7 +24,6 @@ with dynamic re-masking.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import pathlib
@@ -33,13 +32,7 @@ import sys
 import tempfile
 import time
 
-# This script is named like the package it measures: take its folder off the path so that
-# `import data_prep` finds the package, and load the sibling `common` by its file name.
-_HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if pathlib.Path(entry or ".").resolve() != _HERE]
-_spec = importlib.util.spec_from_file_location("benchmarks_common", _HERE / "common.py")
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+import common
 
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
 MEASURE = """
