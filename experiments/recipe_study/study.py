@@ -94,8 +94,12 @@ SHAPES = {f"h{hidden}_l{layers}": Variant(hidden, layers)
           for hidden in (64, 128, 256) for layers in (2, 4, 12)}
 CORPUS = "runs/prose_full"  # experiments/results/downstream/prose_full_8k/commands.sh
 # The tokenizer's training text: the corpus's first 10 MB (the same commands.sh), on which
-# the 8,000-piece model was trained; other vocabulary sizes are trained on it alike.
+# the 8,000-piece model was trained; other vocabulary sizes are trained on it alike, up to
+# the most pieces SentencePiece's unigram trainer finds in it (27,765: it refuses 30,000).
+# Larger vocabularies are trained on the whole training corpus instead, of which
+# `--max_sentences` takes a uniform sample of 300,000 sentences (three times the 10 MB's).
 TOKENIZER_TEXT = "runs/prose/corpus/train.txt"
+TOKENIZER_TEXT_MAX_PIECES = 27765
 TASK_TEXT = "runs/task_text"  # the suite's training texts, tokenized like CORPUS
 # The study's other levers, each one change at the reference shape.
 LEVERS = {
@@ -140,7 +144,8 @@ LEVERS = {
         f"data.train_files=[{CORPUS}/shards/train/*.tfrecord, "
         f"{TASK_TEXT}/shards/train/*.tfrecord]",)),
     # The vocabulary: 16,000 and 30,000 pieces (the paper's) against 8,000, trained on the
-    # same text, the corpus tokenized anew with each. A larger vocabulary costs FLOPs in the
+    # same text (30,000: on the whole corpus, `tokenizer_text`), the corpus tokenized anew
+    # with each. A larger vocabulary costs FLOPs in the
     # tied output layer (2 x E x V per prediction), so these get fewer steps; their random
     # starts have their own tokenizers and sizes.
     "vocab_16k": Variant(vocab_size=16000),
@@ -189,8 +194,14 @@ def pretrain_overrides(vocab_size: int = REFERENCE_VOCABULARY,
             f"model.max_position_embeddings={SEQUENCE_LENGTH}", 'downstream_check.task_dir=""']
 
 
+def tokenizer_text(vocab_size: int) -> str:
+    """The text the SentencePiece model of `vocab_size` pieces is trained on."""
+    return (TOKENIZER_TEXT if vocab_size <= TOKENIZER_TEXT_MAX_PIECES
+            else os.path.join(CORPUS, "corpus", "train.txt"))
+
+
 def prepare_corpus(vocab_size: int, sequence_length: int = SEQUENCE_LENGTH) -> None:
-    """Trains the SentencePiece model of `vocab_size` pieces on `TOKENIZER_TEXT` and builds
+    """Trains the SentencePiece model of `vocab_size` pieces on `tokenizer_text` and builds
     the corpus's shards with it into examples of `sequence_length` (other options as the
     reference's shards'), each unless present; the reference's files (8,000 pieces, 128)
     come from its commands.sh."""
@@ -199,7 +210,8 @@ def prepare_corpus(vocab_size: int, sequence_length: int = SEQUENCE_LENGTH) -> N
     data = os.path.join(BIN, "albert-data")
     prefix = tokenizer_prefix(vocab_size)
     if vocab_size != REFERENCE_VOCABULARY and not os.path.exists(prefix + ".model"):
-        subprocess.run([data, "train-spm", "--input", TOKENIZER_TEXT, "--model_prefix", prefix,
+        subprocess.run([data, "train-spm", "--input", tokenizer_text(vocab_size),
+                        "--model_prefix", prefix,
                         "--vocab_size", str(vocab_size), "--max_sentences", "300000"],
                        check=True)
     for split in ("heldout", "train"):

@@ -179,6 +179,10 @@ def test_a_vocabulary_lever_tokenizes_the_corpus_anew_once_and_pretrains_on_it(
             f"runs/prose_full_16k/shards/{split}")
     study.prepare_corpus(16000)  # everything there: nothing run again
     assert len(commands) == 3
+    # More pieces than the 10 MB hold: the tokenizer is trained on the whole corpus.
+    study.prepare_corpus(30000)
+    assert commands[3][commands[3].index("--input") + 1] == "runs/prose_full/corpus/train.txt"
+    assert commands[3][commands[3].index("--model_prefix") + 1] == "runs/prose/spm_30k/albert"
     monkeypatch.chdir(REPOSITORY)  # the step budget reads the study's config
     pretrain = study.pretrain_command("vocab_16k", "run")
     assert "model.vocab_size=16000" in pretrain
