@@ -145,9 +145,9 @@ LEVERS = {
         f"{TASK_TEXT}/shards/train/*.tfrecord]",)),
     # The vocabulary: 16,000 and 30,000 pieces (the paper's) against 8,000, trained on the
     # same text (30,000: on the whole corpus, `tokenizer_text`), the corpus tokenized anew
-    # with each. A larger vocabulary costs FLOPs in the
-    # tied output layer (2 x E x V per prediction), so these get fewer steps; their random
-    # starts have their own tokenizers and sizes.
+    # with each. A larger vocabulary costs FLOPs in the tied output layer (2 x E x V per
+    # prediction), so these get fewer steps; their random starts have their own tokenizers
+    # and sizes.
     "vocab_16k": Variant(vocab_size=16000),
     "vocab_30k": Variant(vocab_size=30000),
     # The sequence length: the corpus cut into examples of 64 pieces with 10 predictions
