@@ -311,8 +311,11 @@ def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_pat
     """Both SQuAD 2.0 heads: the original's (answerability logit, threshold tuned on dev)
     and BERT's [CLS] span (null odds against 0)."""
     model_dir = tmp_path / "squad_v2"
+    # 5e-4, not the span test's 1e-3: at 1e-3 and 2e-3 the [CLS] head can settle on a plateau
+    # (30% of answers exact, HasAns F1 71 from step 200 to 600) that 5e-4 climbs out of
+    # (HasAns F1 88 at 600 steps; the answerability head 96).
     assert finetune("squad_v2", task_files["squad_v2"], pretrained, model_dir,
-                    "optimizer.learning_rate=1e-3", "train.train_steps=400",
+                    "optimizer.learning_rate=5e-4", "train.train_steps=600",
                     "train.eval_every_steps=200", "data.doc_stride=24",
                     "data.max_query_length=16", "squad.max_answer_length=10",
                     f"squad.v2_head={head}") == 0
