@@ -80,6 +80,9 @@ FALLBACK_KEY = "variant_values_from"
 # scale is sized to, say); `albert-experiment run` skips them unless named with --variants,
 # and the report shows them as cut, with the reason.
 CUT_KEY = "cut_variants"
+# A table file's top-level mapping from each scale it leaves out to why, with what running it
+# there would cost; the summary quotes the reason in the row that says the table is not run.
+NOT_RUN_KEY = "not_run_at"
 
 
 class ExperimentError(ConfigError):
@@ -276,10 +279,25 @@ class ExperimentSpec:
                               f"{', '.join(v.name for v in self.variants)})")
 
 
-def file_scales(path: str | os.PathLike) -> tuple[str, ...]:
-    """The scales experiment file `path` defines (a table may leave a scale out; its file
-    says why)."""
-    return tuple(load_yaml_mapping(os.fspath(path)).get("scales") or {})
+def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
+    """A table file's `not_run_at`: scale -> why the file leaves that scale out (one line).
+    A reason for a scale the file runs, or one that is not text, is an error."""
+    value = document.get(NOT_RUN_KEY) or {}
+    if not isinstance(value, Mapping):
+        raise ExperimentError(f"{source}: {NOT_RUN_KEY} must map each scale the file leaves "
+                              f"out to why, got {type(value).__name__}")
+    scales = document.get("scales") or {}
+    reasons = {}
+    for scale, reason in value.items():
+        where = f"{source}: {NOT_RUN_KEY}.{scale}"
+        if scale in scales:
+            raise ExperimentError(f"{where}: the file runs scale {scale!r}; give a reason only "
+                                  f"for a scale it leaves out")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ExperimentError(f"{where}: expected why the scale is left out, as text, "
+                                  f"got {reason!r}")
+        reasons[str(scale)] = " ".join(reason.split())
+    return reasons
 
 
 def load_experiment(path: str | os.PathLike, scale: str,
@@ -299,6 +317,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
     if scale not in scales:
         raise ExperimentError(f"{source}: no scale {scale!r} (the file has: "
                               f"{', '.join(scales)})")
+    not_run_reasons(document, source)
     where = f"{source} (scale {scale})"
     settings = apply_overrides(scale_settings(scales, scale, source), overrides)
     _check_keys(settings, ("corpus", "tokenizer", "shards", "evaluation", "downstream",

@@ -35,9 +35,15 @@ import re
 from typing import Any, Sequence
 
 from albert_experiments.report import RESULTS_JSON
-from albert_experiments.spec import ExperimentError, file_scales, load_experiment
+from albert_experiments.spec import (
+    NOT_RUN_KEY,
+    ExperimentError,
+    load_experiment,
+    not_run_reasons,
+)
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
+from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
@@ -111,8 +117,12 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
     """Per table: the spec's name and title, the report (None if not written) and counts."""
     tables, elsewhere = [], []
     for path in table_files(experiments_dir):
-        if scale not in file_scales(path):
-            elsewhere.append(os.path.basename(path))  # its file says why
+        document = load_yaml_mapping(path)
+        if scale not in (document.get("scales") or {}):
+            elsewhere.append({
+                "name": str(document.get("name") or os.path.splitext(os.path.basename(path))[0]),
+                "file": os.path.basename(path),
+                "reason": not_run_reasons(document, path).get(scale)})
             continue
         spec = load_experiment(path, scale)
         report_path = os.path.join(results_root, spec.name, scale, RESULTS_JSON)
@@ -174,9 +184,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
                      f"{_stuck_cell(table)} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     if summary.get("not_at_this_scale"):
-        lines += ["", f"Not run at the {summary['scale']} scale (each file says why, and what "
-                      f"it would cost): " + ", ".join(f"`{name}`" for name in
-                                                     summary["not_at_this_scale"]) + "."]
+        lines += ["", f"Not run at the {summary['scale']} scale:", ""]
+        lines += [f"- `{table['file']}`: {_not_run_reason(table)}"
+                  for table in summary["not_at_this_scale"]]
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
               "|---|---|---|---|---|"]
@@ -283,6 +293,10 @@ def _stuck_line(summary: dict[str, Any]) -> str:
             f"{stuck} of {total}.")
 
 
+def _not_run_reason(table: dict[str, Any]) -> str:
+    return table["reason"] or f"its file gives no reason (`{NOT_RUN_KEY}`)"
+
+
 def readme_block(summary: dict[str, Any], link_root: str,
                  against: dict[str, Any] | None = None) -> str:
     """The README's headline rows at one scale, links relative to the README (`link_root`:
@@ -299,14 +313,15 @@ def readme_block(summary: dict[str, Any], link_root: str,
     scale, other = summary["scale"], against["scale"]
     first = {table["name"]: table for table in summary["tables"]}
     second = {table["name"]: table for table in against["tables"]}
+    left_out = {table["name"]: table for table in summary.get("not_at_this_scale", [])}
     for name in sorted({*first, *second}, key=table_number):
         title = (first.get(name) or second[name])["title"] or name
         if name in first:
             lines.append(_readme_row(first[name], _linked(title, first[name], link_root)
                                      + f" ({scale})"))
         else:
-            lines.append(f"| {title} ({scale}) | not at this scale (its file says why) | – "
-                         f"| – |")
+            reason = _not_run_reason(left_out[name]) if name in left_out else "–"
+            lines.append(f"| {title} ({scale}) | not at this scale | – | {reason} |")
         if name in second:
             lines.append(_readme_row(second[name],
                                      "↳ " + _linked(other, second[name], link_root)))

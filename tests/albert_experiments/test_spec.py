@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import re
 
 import pytest
 from experiment_tables import micro_table_document, parameters_by_hand
@@ -19,14 +20,40 @@ from albert_experiments.spec import (
     _downstream,
     experiment_from_mapping,
     load_experiment,
+    not_run_reasons,
     resolve_scale,
 )
 from albert_tf.config import ConfigError
+from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.models.parameters import count_parameters
 
 # The tables the small scale does not run (each file says why, with the CPU-hours it needs).
 NOT_AT_SMALL_SCALE = ("table10_xxlarge_depth.yaml", "table11_additional_data.yaml")
 EXPERIMENTS = sorted(glob.glob(os.path.join(REPOSITORY, "experiments", "table*.yaml")))
+
+
+def test_every_table_left_out_of_a_scale_says_why():
+    """The reason the summary and the README quote for a table a scale does not run."""
+    documents = {os.path.basename(path): load_yaml_mapping(path) for path in EXPERIMENTS}
+    scales = {scale for document in documents.values() for scale in document["scales"]}
+    left_out = {(name, scale) for name, document in documents.items() for scale in scales
+                if scale not in document["scales"]}
+    assert left_out == {(name, "small") for name in NOT_AT_SMALL_SCALE}
+    for name, scale in left_out:
+        reason = not_run_reasons(documents[name], name)[scale]
+        assert "CPU-hours" in reason, (name, reason)
+
+
+@pytest.mark.parametrize("not_run_at, message", [
+    ({"mini": "too slow"}, "not_run_at.mini: the file runs scale 'mini'"),
+    ({"huge": ""}, "not_run_at.huge: expected why the scale is left out, as text"),
+    ({"huge": 9.2}, "not_run_at.huge: expected why"),
+    (["huge"], "not_run_at must map each scale the file leaves out to why")])
+def test_a_reason_for_leaving_a_scale_out_is_checked(not_run_at, message):
+    document = load_yaml_mapping(os.path.join(REPOSITORY, "experiments",
+                                              "table12_dropout.yaml"))
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        experiment_from_mapping({**document, "not_run_at": not_run_at}, "mini", "t.yaml")
 
 
 def test_every_paper_table_from_4_to_12_has_an_experiment_file():

@@ -86,15 +86,20 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
                        "0 / 0 / 0 / 3 |")
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
-    # A table without the scale is named, not counted.
+    # A table without the scale is named with its file's reason, not counted; a file that
+    # gives none is named as such.
     table = _table("table7_depth", [])
     table["scales"]["mini"] = table["scales"].pop("micro")
+    table["not_run_at"] = {"micro": "it needs\n  9 CPU-hours"}
     (experiments / "table7_depth.yaml").write_text(yaml.safe_dump(table))
+    table = _table("table8_width", [])
+    table["scales"]["mini"] = table["scales"].pop("micro")
+    (experiments / "table8_width.yaml").write_text(yaml.safe_dump(table))
     assert experiment_main(["summary", "--scale", "micro", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 0
     printed = capsys.readouterr().out
-    assert "Not run at the micro scale (each file says why, and what it would cost): " \
-           "`table7_depth.yaml`." in printed
+    assert "Not run at the micro scale:\n\n- `table7_depth.yaml`: it needs 9 CPU-hours\n" \
+           "- `table8_width.yaml`: its file gives no reason (`not_run_at`)\n" in printed
     assert sum(line.startswith(("| [Title", "| Title")) for line in printed.splitlines()) == 2
     assert experiment_main(["summary", "--scale", "paper", "--experiments_dir",
                             str(experiments), "--results_root", str(results)]) == 2
@@ -210,6 +215,9 @@ def test_the_readme_rows_against_another_scale_put_each_tables_rows_together(tmp
     table = yaml.safe_load(path.read_text())
     table["scales"]["wide"] = table["scales"]["micro"]
     path.write_text(yaml.safe_dump(table))
+    path = experiments / "table12_dropout.yaml"
+    table = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**table, "not_run_at": {"wide": "too wide for this machine"}}))
     (results / "table4_size" / "wide").mkdir()
     (results / "table4_size" / "wide" / "results.json").write_text(
         (results / "table4_size" / "micro" / "results.json").read_text())
@@ -228,7 +236,7 @@ def test_the_readme_rows_against_another_scale_put_each_tables_rows_together(tmp
         f"| [Title of table4_size](results/table4_size/wide/results.md) (wide) | 2 of 3 | "
         f"1 of 4 | {headline} |",
         f"| ↳ [micro](results/table4_size/micro/results.md) | 2 of 3 | 1 of 4 | {headline} |",
-        "| Title of table12_dropout (wide) | not at this scale (its file says why) | – | – |",
+        "| Title of table12_dropout (wide) | not at this scale | – | too wide for this machine |",
         "| ↳ micro | 0 of 3 | – | – |"]
     assert lines[8:10] == ["Fine-tunes stuck at the majority class over the wide tables: "
                            "1 of 4.", "Fine-tunes stuck at the majority class over the "
