@@ -279,6 +279,12 @@ class ExperimentSpec:
                               f"{', '.join(v.name for v in self.variants)})")
 
 
+def file_scales(path: str | os.PathLike) -> tuple[str, ...]:
+    """The scales experiment file `path` defines (a table may leave a scale out, saying why
+    in `not_run_at`)."""
+    return tuple(load_yaml_mapping(os.fspath(path)).get("scales") or {})
+
+
 def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
     """A table file's `not_run_at`: scale -> why the file leaves that scale out (one line).
     A reason for a scale the file runs, or one that is not text, is an error."""
