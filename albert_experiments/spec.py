@@ -306,6 +306,12 @@ def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
     return reasons
 
 
+def not_run_reason(document: Mapping[str, Any], scale: str, source: str) -> str:
+    """Why a table file leaves `scale` out, as its `not_run_at` says (or that it says not)."""
+    return not_run_reasons(document, source).get(
+        scale, f"its file gives no reason (`{NOT_RUN_KEY}`)")
+
+
 def load_experiment(path: str | os.PathLike, scale: str,
                     overrides: Sequence[str] = ()) -> ExperimentSpec:
     """Reads experiment file `path` at `scale`; `overrides` (`a.b=value`) apply to the scale's

@@ -35,12 +35,7 @@ import re
 from typing import Any, Sequence
 
 from albert_experiments.report import RESULTS_JSON
-from albert_experiments.spec import (
-    NOT_RUN_KEY,
-    ExperimentError,
-    load_experiment,
-    not_run_reasons,
-)
+from albert_experiments.spec import ExperimentError, load_experiment, not_run_reason
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
 from albert_tf.config.schema import load_yaml_mapping
@@ -122,7 +117,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             elsewhere.append({
                 "name": str(document.get("name") or os.path.splitext(os.path.basename(path))[0]),
                 "file": os.path.basename(path),
-                "reason": not_run_reasons(document, path).get(scale)})
+                "reason": not_run_reason(document, scale, path)})
             continue
         spec = load_experiment(path, scale)
         report_path = os.path.join(results_root, spec.name, scale, RESULTS_JSON)
@@ -185,7 +180,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
     if summary.get("not_at_this_scale"):
         lines += ["", f"Not run at the {summary['scale']} scale:", ""]
-        lines += [f"- `{table['file']}`: {_not_run_reason(table)}"
+        lines += [f"- `{table['file']}`: {table['reason']}"
                   for table in summary["not_at_this_scale"]]
     lines += ["", "## Every claim", "",
               "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
@@ -293,10 +288,6 @@ def _stuck_line(summary: dict[str, Any]) -> str:
             f"{stuck} of {total}.")
 
 
-def _not_run_reason(table: dict[str, Any]) -> str:
-    return table["reason"] or f"its file gives no reason (`{NOT_RUN_KEY}`)"
-
-
 def readme_block(summary: dict[str, Any], link_root: str,
                  against: dict[str, Any] | None = None) -> str:
     """The README's headline rows at one scale, links relative to the README (`link_root`:
@@ -320,7 +311,7 @@ def readme_block(summary: dict[str, Any], link_root: str,
             lines.append(_readme_row(first[name], _linked(title, first[name], link_root)
                                      + f" ({scale})"))
         else:
-            reason = _not_run_reason(left_out[name]) if name in left_out else "–"
+            reason = left_out[name]["reason"] if name in left_out else "–"
             lines.append(f"| {title} ({scale}) | not at this scale | – | {reason} |")
         if name in second:
             lines.append(_readme_row(second[name],
