@@ -279,10 +279,9 @@ class ExperimentSpec:
                               f"{', '.join(v.name for v in self.variants)})")
 
 
-def file_scales(path: str | os.PathLike) -> tuple[str, ...]:
-    """The scales experiment file `path` defines (a table may leave a scale out, saying why
-    in `not_run_at`)."""
-    return tuple(load_yaml_mapping(os.fspath(path)).get("scales") or {})
+def table_name(document: Mapping[str, Any], source: str) -> str:
+    """A table file's name: its `name`, else the file's name without `.yaml`."""
+    return str(document.get("name") or os.path.splitext(os.path.basename(source))[0])
 
 
 def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
@@ -351,7 +350,7 @@ def experiment_from_mapping(document: Mapping[str, Any], scale: str, source: str
         shards.options_for(variant.objective, variant.shard_changes,
                            f"{source}: variant {variant.name}: shards")
     return ExperimentSpec(
-        name=str(document.get("name") or os.path.splitext(os.path.basename(source))[0]),
+        name=table_name(document, source),
         title=str(document.get("title", "")), scale=scale, scales=tuple(scales),
         paper_table=str(paper.get("table", "")), paper_setting=str(paper.get("setting", "")),
         paper_columns=_columns(paper.get("columns", ()), source), metrics=metrics,

@@ -35,7 +35,12 @@ import re
 from typing import Any, Sequence
 
 from albert_experiments.report import RESULTS_JSON
-from albert_experiments.spec import ExperimentError, load_experiment, not_run_reason
+from albert_experiments.spec import (
+    ExperimentError,
+    load_experiment,
+    not_run_reason,
+    table_name,
+)
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_tf.comparison.gain import points_interval
 from albert_tf.config.schema import load_yaml_mapping
@@ -115,7 +120,7 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
         document = load_yaml_mapping(path)
         if scale not in (document.get("scales") or {}):
             elsewhere.append({
-                "name": str(document.get("name") or os.path.splitext(os.path.basename(path))[0]),
+                "name": table_name(document, path),
                 "file": os.path.basename(path),
                 "reason": not_run_reason(document, scale, path)})
             continue
@@ -311,8 +316,8 @@ def readme_block(summary: dict[str, Any], link_root: str,
             lines.append(_readme_row(first[name], _linked(title, first[name], link_root)
                                      + f" ({scale})"))
         else:
-            reason = left_out[name]["reason"] if name in left_out else "–"
-            lines.append(f"| {title} ({scale}) | not at this scale | – | {reason} |")
+            lines.append(f"| {title} ({scale}) | not at this scale | – | "
+                         f"{left_out[name]['reason']} |")
         if name in second:
             lines.append(_readme_row(second[name],
                                      "↳ " + _linked(other, second[name], link_root)))

@@ -46,7 +46,7 @@ import tf_keras  # noqa: E402
 
 from albert_experiments.report import RESULTS_JSON  # noqa: E402
 from albert_experiments.runner import _what_it_computes, variant_config  # noqa: E402
-from albert_experiments.spec import file_scales, load_experiment, not_run_reason  # noqa: E402
+from albert_experiments.spec import load_experiment, not_run_reason  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
 from albert_tf.comparison.starts import folder_task  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
@@ -278,8 +278,9 @@ def main() -> None:
     clock = StepClock(args.steps, args.executions, known)
     started, seen, results = time.time(), set(), []
     for path in paths:
-        if args.scale not in file_scales(path):
-            reason = not_run_reason(load_yaml_mapping(path), args.scale, path)
+        document = load_yaml_mapping(path)
+        if args.scale not in document["scales"]:
+            reason = not_run_reason(document, args.scale, path)
             print(f"### {os.path.basename(path)}: no {args.scale} scale: {reason}\n")
             continue
         results.append(table_cost(path, args.scale, clock, seen, args.calibrate))
