@@ -305,8 +305,11 @@ def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
     return reasons
 
 
-def not_run_reason(document: Mapping[str, Any], scale: str, source: str) -> str:
-    """Why a table file leaves `scale` out, as its `not_run_at` says (or that it says not)."""
+def not_run_reason(document: Mapping[str, Any], scale: str, source: str) -> str | None:
+    """None if the table file runs `scale`; else why it leaves the scale out, as its
+    `not_run_at` says (or that it says not)."""
+    if scale in (document.get("scales") or {}):
+        return None
     return not_run_reasons(document, source).get(
         scale, f"its file gives no reason (`{NOT_RUN_KEY}`)")
 

@@ -118,11 +118,10 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
     tables, elsewhere = [], []
     for path in table_files(experiments_dir):
         document = load_yaml_mapping(path)
-        if scale not in (document.get("scales") or {}):
-            elsewhere.append({
-                "name": table_name(document, path),
-                "file": os.path.basename(path),
-                "reason": not_run_reason(document, scale, path)})
+        reason = not_run_reason(document, scale, path)
+        if reason is not None:
+            elsewhere.append({"name": table_name(document, path),
+                              "file": os.path.basename(path), "reason": reason})
             continue
         spec = load_experiment(path, scale)
         report_path = os.path.join(results_root, spec.name, scale, RESULTS_JSON)

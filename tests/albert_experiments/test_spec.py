@@ -20,6 +20,7 @@ from albert_experiments.spec import (
     _downstream,
     experiment_from_mapping,
     load_experiment,
+    not_run_reason,
     not_run_reasons,
     resolve_scale,
 )
@@ -54,6 +55,17 @@ def test_a_reason_for_leaving_a_scale_out_is_checked(not_run_at, message):
                                               "table12_dropout.yaml"))
     with pytest.raises(ExperimentError, match=re.escape(message)):
         experiment_from_mapping({**document, "not_run_at": not_run_at}, "mini", "t.yaml")
+
+
+def test_not_run_reason_is_none_only_for_a_scale_the_file_runs():
+    """The one test the summary and benchmarks/table_cost.py ask of a file, `scales`
+    missing included."""
+    document = {"scales": {"mini": {}}, "not_run_at": {"small": "needs 9.2 CPU-hours"}}
+    assert not_run_reason(document, "mini", "t.yaml") is None
+    assert not_run_reason(document, "small", "t.yaml") == "needs 9.2 CPU-hours"
+    assert not_run_reason(document, "paper", "t.yaml") == \
+        "its file gives no reason (`not_run_at`)"
+    assert not_run_reason({}, "mini", "t.yaml") == "its file gives no reason (`not_run_at`)"
 
 
 def test_every_paper_table_from_4_to_12_has_an_experiment_file():
