@@ -330,7 +330,7 @@ def trend_markdown(results: list[dict[str, Any]]) -> str:
         *rows])
 
 
-def _setting(results: list[dict[str, Any]]) -> str:
+def _setting(results: list[dict[str, Any]], of_paper: bool) -> str:
     if not results:
         return ""
     settings = results[0]["settings"]
@@ -339,7 +339,8 @@ def _setting(results: list[dict[str, Any]]) -> str:
             f"V={model['vocab_size']}, sequence {data['max_seq_length']}, batch "
             f"{train['global_batch_size']}, {train['train_steps']:,} steps, "
             f"{settings['optimizer']['type']} at {settings['optimizer']['learning_rate']:g} "
-            f"(the first variant; the rows change what the paper's rows change)")
+            f"(the first variant; " + ("the rows change what the paper's rows change)"
+                                       if of_paper else "the rows change what they name)"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -372,7 +373,7 @@ def _header(parts: ReportParts) -> list[str]:
     if spec.paper_setting:
         lines += [f"Paper: {spec.paper_setting} (paper's Table {spec.paper_table}).", ""]
     if parts.results:
-        lines += [f"Ours: {_setting(parts.results)}.", ""]
+        lines += [f"Ours: {_setting(parts.results, bool(spec.paper_table))}.", ""]
     if parts.command:
         lines += ["Made by:", "", f"    {parts.command}", ""]
     return lines
@@ -450,11 +451,13 @@ def _plots(parts: ReportParts) -> list[str]:
 def _verdicts_section(parts: ReportParts) -> list[str]:
     if not parts.verdicts:
         return []
+    of_paper = bool(parts.spec.paper_table)  # a file of our own states claims of its own
     return ["", "## Verdicts", "",
-            "Each claim of the paper about this table, tested on our held-out accuracies "
+            ("Each claim of the paper about this table" if of_paper else
+             "Each claim of this file") + ", tested on our held-out accuracies "
             "and downstream averages (difference in points with a 95% interval; see "
             "`albert_experiments/statistics/verdicts.py` for the rule).", "",
-            verdicts_markdown(parts.verdicts)]
+            verdicts_markdown(parts.verdicts, of_paper)]
 
 
 def _notes(parts: ReportParts) -> list[str]:

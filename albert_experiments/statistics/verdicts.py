@@ -213,11 +213,12 @@ def verdict_record(verdict: Verdict) -> dict[str, Any]:
             "outcome": verdict.outcome, "paired": verdict.paired, "stuck": verdict.stuck}
 
 
-def verdicts_markdown(verdicts: Sequence[Verdict]) -> str:
+def verdicts_markdown(verdicts: Sequence[Verdict], of_paper: bool = True) -> str:
     """The verdicts as a markdown table (differences in points: accuracy, or the downstream
-    average's scores x100)."""
-    lines = ["| the paper's claim | metric | compared | expected | ours: difference, 95% "
-             "interval | samples | verdict |", "|---|---|---|---|---|---:|---|"]
+    average's scores x100); `of_paper` False heads the claims as the file's own."""
+    lines = [f"| {'the paper' if of_paper else 'the file'}'s claim | metric | compared | "
+             f"expected | ours: difference, 95% interval | samples | verdict |",
+             "|---|---|---|---|---|---:|---|"]
     for verdict in verdicts:
         claim = verdict.claim
         expected = (f"same within {100 * claim.margin:.1f} points"

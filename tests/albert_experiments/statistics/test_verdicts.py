@@ -120,6 +120,9 @@ def test_downstream_claims_pair_the_variants_by_seed():
     assert single.samples == 1 and single.outcome == "not shown"
     assert "(no interval)" in verdicts_markdown([single])
     assert judge(claim, {"a": results["a"]}, ["t1", "t2"]).outcome == "not run"
+    # A file of our own (no paper table) heads the claims as its own.
+    assert verdicts_markdown([single]).startswith("| the paper's claim |")
+    assert verdicts_markdown([single], of_paper=False).startswith("| the file's claim |")
 
 
 def test_a_claim_may_name_several_metrics_but_downstream_has_no_chance():
