@@ -335,12 +335,12 @@ def _setting(results: list[dict[str, Any]], of_paper: bool) -> str:
         return ""
     settings = results[0]["settings"]
     model, train, data = settings["model"], settings["train"], settings["data"]
+    changes = "what the paper's rows change" if of_paper else "what they name"
     return (f"H={model['hidden_size']}, E={model['embedding_size']}, L={model['num_layers']}, "
             f"V={model['vocab_size']}, sequence {data['max_seq_length']}, batch "
             f"{train['global_batch_size']}, {train['train_steps']:,} steps, "
             f"{settings['optimizer']['type']} at {settings['optimizer']['learning_rate']:g} "
-            f"(the first variant; " + ("the rows change what the paper's rows change)"
-                                       if of_paper else "the rows change what they name)"))
+            f"(the first variant; the rows change {changes})")
 
 
 @dataclasses.dataclass(frozen=True)
