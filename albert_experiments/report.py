@@ -358,6 +358,12 @@ class ReportParts:
     notes_path: str  # the reader's notes, kept when the report is rewritten
 
     @property
+    def of_paper(self) -> bool:
+        """Whether the file is a table of the paper (a file of our own states its own claims
+        and changes its own settings)."""
+        return bool(self.spec.paper_table)
+
+    @property
     def task_names(self) -> list[str]:
         return [task.name for task in self.spec.downstream]
 
@@ -373,7 +379,7 @@ def _header(parts: ReportParts) -> list[str]:
     if spec.paper_setting:
         lines += [f"Paper: {spec.paper_setting} (paper's Table {spec.paper_table}).", ""]
     if parts.results:
-        lines += [f"Ours: {_setting(parts.results, bool(spec.paper_table))}.", ""]
+        lines += [f"Ours: {_setting(parts.results, parts.of_paper)}.", ""]
     if parts.command:
         lines += ["Made by:", "", f"    {parts.command}", ""]
     return lines
@@ -451,13 +457,12 @@ def _plots(parts: ReportParts) -> list[str]:
 def _verdicts_section(parts: ReportParts) -> list[str]:
     if not parts.verdicts:
         return []
-    of_paper = bool(parts.spec.paper_table)  # a file of our own states claims of its own
     return ["", "## Verdicts", "",
-            ("Each claim of the paper about this table" if of_paper else
+            ("Each claim of the paper about this table" if parts.of_paper else
              "Each claim of this file") + ", tested on our held-out accuracies "
             "and downstream averages (difference in points with a 95% interval; see "
             "`albert_experiments/statistics/verdicts.py` for the rule).", "",
-            verdicts_markdown(parts.verdicts, of_paper)]
+            verdicts_markdown(parts.verdicts, parts.of_paper)]
 
 
 def _notes(parts: ReportParts) -> list[str]:
