@@ -25,11 +25,16 @@ from albert_experiments.statistics.downstream_average import (
 )
 from albert_experiments.statistics.heldout_outcomes import above_unigram_plateau, load_outcomes
 from albert_experiments.statistics.intervals import binomial_p_value
-from albert_experiments.statistics.pretraining_gain import (
-    pretraining_gains,
-    pretraining_gains_markdown,
+from albert_experiments.statistics.task_differences import (
+    task_differences,
+    task_differences_markdown,
 )
-from albert_experiments.statistics.verdicts import judge, verdict_record, verdicts_markdown
+from albert_experiments.statistics.verdicts import (
+    Verdict,
+    judge,
+    verdict_record,
+    verdicts_markdown,
+)
 from albert_tf.comparison.gain import points_interval
 from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES, SUPERSEDED_RECIPES
 from albert_tf.config.pretraining import model_config_from_mapping
@@ -353,6 +358,7 @@ class ReportParts:
     command: str
     plots: dict[str, str]  # name -> path
     gains: dict[str, Any]  # variant -> its gains over the random start
+    claim_differences: list[dict[str, Any]]  # each downstream claim's sides, task by task
     plateaus: dict[str, Any]  # variant -> how far it left the unigram plateau
     verdicts: list[Any]
     notes_path: str  # the reader's notes, kept when the report is rewritten
@@ -413,7 +419,7 @@ def _probe_notes(parts: ReportParts) -> list[str]:
 
 
 def _gains_section(parts: ReportParts) -> list[str]:
-    table = pretraining_gains_markdown(
+    table = task_differences_markdown(
         [(row_label(result), parts.gains.get(result["name"], {})) for result in parts.results],
         parts.task_names, METRICS[DOWNSTREAM_AVERAGE])
     if not table:
@@ -465,6 +471,35 @@ def _verdicts_section(parts: ReportParts) -> list[str]:
             verdicts_markdown(parts.verdicts, parts.of_paper)]
 
 
+def claim_differences(verdicts: Sequence[Verdict], results: Sequence[dict[str, Any]],
+                      task_names: Sequence[str]) -> list[dict[str, Any]]:
+    """Each pair of variants a downstream claim compares (once, in the claims' order, when
+    both sides finished): `first`, `second` and `differences`, the first's scores minus the
+    second's task by task (`task_differences`)."""
+    by_name = {result["name"]: result for result in results}
+    pairs = dict.fromkeys((verdict.claim.first, verdict.claim.second) for verdict in verdicts
+                          if verdict.claim.metric == DOWNSTREAM_AVERAGE)
+    found = [{"first": first, "second": second,
+              "differences": task_differences(by_name[first], by_name[second], task_names)}
+             for first, second in pairs if first in by_name and second in by_name]
+    return [pair for pair in found if pair["differences"]]
+
+
+def _claims_by_task_section(parts: ReportParts) -> list[str]:
+    by_name = {result["name"]: result for result in parts.results}
+    table = task_differences_markdown(
+        [(f"{row_label(by_name[pair['first']])} minus {row_label(by_name[pair['second']])}",
+          pair["differences"]) for pair in parts.claim_differences],
+        parts.task_names, METRICS[DOWNSTREAM_AVERAGE], row_header="compared")
+    if not table:
+        return []
+    return ["", "## The downstream claims task by task", "",
+            "The two sides of each downstream claim, one's scores minus the other's on each "
+            "task and on the average, paired by fine-tuning seed (points, with a 95% "
+            "t-interval over the seeds both finished): which tasks the average's verdict "
+            "comes from.", "", table]
+
+
 def _notes(parts: ReportParts) -> list[str]:
     if not os.path.exists(parts.notes_path):
         return []
@@ -475,7 +510,7 @@ def _notes(parts: ReportParts) -> list[str]:
 # The sections of results.md, in order; each gives no lines when it has nothing to say.
 SECTIONS = (_header, _table, _data_section, _probe_notes, _gains_section, _stuck_section,
             _chance_section, _plateau_section, _trend_section, _plots, _verdicts_section,
-            _notes)
+            _claims_by_task_section, _notes)
 
 
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
@@ -494,8 +529,9 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     plateaus = {name: above_unigram_plateau(found) for name, found in outcomes.items()}
     task_names = [task.name for task in spec.downstream]
     verdicts = [judge(claim, by_name, task_names, outcomes) for claim in spec.claims]
-    gains = ({result["name"]: pretraining_gains(result, reference, task_names)
+    gains = ({result["name"]: task_differences(result, reference, task_names)
               for result in results} if reference is not None else {})
+    by_task = claim_differences(verdicts, results, task_names)
     os.makedirs(folders.results_dir, exist_ok=True)
     plots = {}
     if results:
@@ -523,11 +559,13 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         "unigram_plateau": {name: found for name, found in plateaus.items() if found},
         "random_start": reference,
         "pretraining_gains": gains,
+        "claim_task_differences": by_task,
     }
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
     parts = ReportParts(spec, results, reference, paper_parameters, command, plots, gains,
-                        plateaus, verdicts, os.path.join(folders.results_dir, NOTES_MARKDOWN))
+                        by_task, plateaus, verdicts,
+                        os.path.join(folders.results_dir, NOTES_MARKDOWN))
     lines = [line for section in SECTIONS for line in section(parts)]
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
                        ("\n".join(lines) + "\n").encode())

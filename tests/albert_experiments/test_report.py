@@ -155,3 +155,36 @@ def test_the_data_section_says_which_rows_were_made_from_which_build():
         "- build 2: E=32; tokenizer bbbb",
         "- they differ in: linux-kernel-docs (linux-doc-6.1 6.1.158-1 / linux-doc-6.1 "
         "6.1.192-3), the tokenizer"]
+
+
+def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
+    from experiment_results import variant_scores
+
+    from albert_experiments.report import claim_differences
+    from albert_experiments.statistics.verdicts import Claim, Verdict
+
+    def verdict(metric, first, second):
+        return Verdict(Claim("c", metric, first, second, "higher"), None, None, None, 0,
+                       "not run")
+
+    results = [{**variant_scores("big", {"bbc": {"1": 0.9, "2": 0.8}, "rt": {"1": 0.7,
+                                                                             "2": 0.7}}),
+                "label": "Big"},
+               {**variant_scores("small", {"bbc": {"1": 0.6, "2": 0.6}, "rt": {"1": 0.7,
+                                                                               "2": 0.5}}),
+                "label": "Small"}]
+    verdicts = [verdict("downstream_average", "big", "small"),
+                verdict("mlm_accuracy", "small", "big"),  # held out: not by task
+                verdict("downstream_average", "big", "small"),  # the same pair again
+                verdict("downstream_average", "big", "absent")]  # one side not run
+    pairs = claim_differences(verdicts, results, ["bbc", "rt"])
+    assert [(pair["first"], pair["second"]) for pair in pairs] == [("big", "small")]
+    # bbc by seed: +.3, +.2 -> +.25; rt: 0, +.2 -> +.1; the average by seed: +.15, +.2.
+    differences = pairs[0]["differences"]
+    assert differences["bbc"]["gain"] == pytest.approx(0.25)
+    assert differences["rt"]["gain"] == pytest.approx(0.1)
+    assert differences["downstream_average"]["gain"] == pytest.approx(0.175)
+    # t(1) 12.706 x sd .0353553 / sqrt 2 on the average: +17.5 [-14.3, +49.3] points.
+    assert differences["downstream_average"]["low"] == pytest.approx(
+        0.175 - 12.706 * 0.0353553 / 2 ** 0.5, abs=1e-4)
+    assert claim_differences(verdicts[1:2], results, ["bbc", "rt"]) == []

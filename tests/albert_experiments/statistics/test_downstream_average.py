@@ -1,5 +1,5 @@
 """The Avg column and each variant's gain over the random start, by hand
-(`albert_experiments.statistics.downstream_average`, `.pretraining_gain`)."""
+(`albert_experiments.statistics.downstream_average`, `.task_differences`)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,15 @@ def _scores(**tasks):
 
 
 def test_pretraining_gains_pair_each_task_and_the_average_by_seed():
-    from albert_experiments.statistics.pretraining_gain import (
-        pretraining_gains,
-        pretraining_gains_markdown,
+    from albert_experiments.statistics.task_differences import (
+        task_differences,
+        task_differences_markdown,
     )
     ours = _scores(bbc={"1": 0.60, "2": 0.70, "3": 0.65},
                    rt={"1": 0.60, "2": 0.60, "3": 0.57})
     # Seed 3 of rt is missing from the random start: bbc pairs three seeds, the average two.
     start = _scores(bbc={"1": 0.50, "2": 0.50, "3": 0.50}, rt={"1": 0.58, "2": 0.62})
-    gains = pretraining_gains(ours, start, ["bbc", "rt"])
+    gains = task_differences(ours, start, ["bbc", "rt"])
     # bbc by hand: differences .10, .20, .15: mean .15, sd .05, t(2) 4.303 * .05 / sqrt 3.
     assert gains["bbc"]["gain"] == pytest.approx(0.15)
     assert gains["bbc"]["high"] - 0.15 == pytest.approx(4.303 * 0.05 / 3 ** 0.5)
@@ -51,15 +51,15 @@ def test_pretraining_gains_pair_each_task_and_the_average_by_seed():
     average = gains["downstream_average"]
     assert average["gain"] == pytest.approx(0.075) and average["seeds"] == 2
     assert average["low"] == pytest.approx(0.075 - 12.706 * 0.0212132 / 2 ** 0.5)
-    one_seed = pretraining_gains(_scores(bbc={"1": 0.6}), _scores(bbc={"1": 0.5}), ["bbc"])
+    one_seed = task_differences(_scores(bbc={"1": 0.6}), _scores(bbc={"1": 0.5}), ["bbc"])
     assert one_seed["bbc"] == {"gain": pytest.approx(0.1), "low": pytest.approx(0.1),
                                "high": pytest.approx(0.1), "seeds": 1}
-    assert pretraining_gains(_scores(bbc={"1": 0.6}), _scores(bbc={"2": 0.5}), ["bbc"]) == {}
+    assert task_differences(_scores(bbc={"1": 0.6}), _scores(bbc={"2": 0.5}), ["bbc"]) == {}
 
-    table = pretraining_gains_markdown([("E 16", gains), ("E 32", one_seed), ("none", {})],
+    table = task_differences_markdown([("E 16", gains), ("E 32", one_seed), ("none", {})],
                                        ["bbc", "rt"], "avg.").splitlines()
     assert table[0] == "| trained with | bbc | rt | avg. |"
     assert table[2] == "| E 16 | +15.0 [+2.6, +27.4] | +0.0 [-25.4, +25.4] | +7.5 [-11.6, +26.6] |"
     assert table[3] == "| E 32 | +10.0 (1 seed) | – | +10.0 (1 seed) |"
     assert len(table) == 4  # a variant without fine-tunes gets no row
-    assert pretraining_gains_markdown([("none", {})], ["bbc"], "avg.") == ""
+    assert task_differences_markdown([("none", {})], ["bbc"], "avg.") == ""
