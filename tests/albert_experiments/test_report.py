@@ -3,6 +3,8 @@ unigram plateau, the sentence accuracies against chance and the checkpoint trend
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from experiment_results import sentence_result
@@ -188,3 +190,15 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
     assert differences["downstream_average"]["low"] == pytest.approx(
         0.175 - 12.706 * 0.0353553 / 2 ** 0.5, abs=1e-4)
     assert claim_differences(verdicts[1:2], results, ["bbc", "rt"]) == []
+
+    from types import SimpleNamespace
+
+    from albert_experiments.report import ReportParts, _claims_by_task_section
+    tasks = SimpleNamespace(downstream=[SimpleNamespace(name="bbc"), SimpleNamespace(name="rt")])
+    parts = ReportParts(tasks, results, None, {}, "", {}, {}, pairs, {}, verdicts, "")
+    section = _claims_by_task_section(parts)
+    assert section[1] == "## The downstream claims task by task"
+    assert section[-1].splitlines()[0] == "| compared | bbc | rt | downstream avg. |"
+    assert section[-1].splitlines()[2].startswith(
+        "| Big minus Small | +25.0 [-38.5, +88.5] | +10.0 [-117.1, +137.1] | +17.5 [")
+    assert _claims_by_task_section(dataclasses.replace(parts, claim_differences=[])) == []
