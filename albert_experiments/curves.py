@@ -16,6 +16,7 @@ TRAIN_LOSS = ("train", "batch_loss")
 EVAL_LOSS = ("validation", "evaluation_loss_vs_iterations")
 STEPS_PER_SECOND = ("train", "steps_per_second")
 EXAMPLES_PER_SECOND = ("train", "examples_per_second")
+CPU_USE = ("train", "cpu_use")
 
 
 def _value(summary_value) -> float:
@@ -88,13 +89,16 @@ def interval_means(running_means: list[tuple[int, float]], steps_per_epoch: int
 
 def run_curves(log_dir: str, steps_per_epoch: int, final_step: int) -> dict:
     """{train_loss (per logged interval), eval_loss: [[step, value]], train_seconds (up to
-    `final_step`), examples_per_second}."""
+    `final_step`), examples_per_second and cpu_use (medians over the logged intervals;
+    cpu_use None for runs logged before it was)}."""
     rates = read_scalars(log_dir, *STEPS_PER_SECOND)
     examples = [value for _, value in read_scalars(log_dir, *EXAMPLES_PER_SECOND)]
+    cpu_use = [value for _, value in read_scalars(log_dir, *CPU_USE)]
     train_loss = interval_means(read_scalars(log_dir, *TRAIN_LOSS), steps_per_epoch)
     return {
         "train_loss": [list(point) for point in train_loss],
         "eval_loss": [list(point) for point in read_scalars(log_dir, *EVAL_LOSS)],
         "train_seconds": training_seconds(rates, final_step),
         "examples_per_second": float(np.median(examples)) if examples else None,
+        "cpu_use": float(np.median(cpu_use)) if cpu_use else None,
     }

@@ -67,6 +67,7 @@ METRICS = {
     "final_train_loss": "train loss",
     "train_hours": "train time (h)",
     "examples_per_second": "examples/s",
+    "cpu_use": "CPU use %",
     DOWNSTREAM_AVERAGE: "downstream avg.",
 }
 PERCENT_METRICS = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", DOWNSTREAM_AVERAGE)

@@ -1,6 +1,7 @@
 """Keras callbacks of the training loops (pretraining, and fine-tuning's scalars):
 step-numbered checkpoints and TensorBoard scalars that Keras does not log itself (learning
-rate, throughput)."""
+rate, throughput, and the share of the CPUs the process used, which says whether the
+throughput was measured alone or beside other work)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tensorflow as tf
 import tf_keras
 
 from albert_tf.config.run_folder import CHECKPOINT_PREFIX
+from albert_tf.io.machine import usable_cpus
 
 
 def learning_rate_at(optimizer, step) -> float:
@@ -56,8 +58,12 @@ class StepCheckpoint(tf_keras.callbacks.Callback):
 
 
 class TrainingScalars(tf_keras.callbacks.Callback):
-    """Every `every_steps` steps, writes the learning rate, examples/s and steps/s to
-    TensorBoard (`log_dir`, run `train`), at the optimizer's step count."""
+    """Every `every_steps` steps, writes the learning rate, examples/s, steps/s and
+    `cpu_use` to TensorBoard (`log_dir`, run `train`), at the optimizer's step count.
+
+    `cpu_use` is the process's CPU time over the interval's wall time times the CPUs it may
+    run on: near its usual level when the run had the machine to itself, and lower when
+    other jobs took a share of the cores (on an accelerator it says how busy the host was)."""
 
     def __init__(self, log_dir: str, global_batch_size: int, every_steps: int,
                  enabled: bool = True):
@@ -67,7 +73,8 @@ class TrainingScalars(tf_keras.callbacks.Callback):
         self.every_steps = every_steps
         self.enabled = enabled
         self._writer = None
-        self._last = None  # (time, step) of the last write
+        self._last = None  # (wall time, step, process CPU time) of the last write
+        self._cpus = usable_cpus()
 
     def on_train_begin(self, logs=None):
         if self.enabled:
@@ -77,18 +84,20 @@ class TrainingScalars(tf_keras.callbacks.Callback):
         if self._writer is None:
             return
         step = int(self.model.optimizer.iterations.numpy())
-        now = time.perf_counter()
+        now, cpu_now = time.perf_counter(), time.process_time()
         if self._last is None:  # the first call includes tracing; start timing after it
-            self._last = (now, step)
+            self._last = (now, step, cpu_now)
             return
         if step - self._last[1] < self.every_steps:
             return
-        steps_per_second = (step - self._last[1]) / (now - self._last[0])
+        seconds = now - self._last[0]
+        steps_per_second = (step - self._last[1]) / seconds
         with self._writer.as_default(step=step):
             tf.summary.scalar("learning_rate", learning_rate_at(self.model.optimizer, step))
             tf.summary.scalar("steps_per_second", steps_per_second)
             tf.summary.scalar("examples_per_second", steps_per_second * self.global_batch_size)
-        self._last = (now, step)
+            tf.summary.scalar("cpu_use", (cpu_now - self._last[2]) / (seconds * self._cpus))
+        self._last = (now, step, cpu_now)
 
     def on_train_end(self, logs=None):
         if self._writer is not None:
