@@ -54,9 +54,12 @@ def plot_losses(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) 
 
 
 def plot_metrics(spec: ExperimentSpec, results: list[dict[str, Any]], path: str) -> str:
-    """One panel per reported metric: a bar per variant, the paper's figure beside it
-    (hatched) where the paper reports the same metric, chance as a dashed line."""
-    metrics = list(spec.shown_metrics)
+    """One panel per reported metric that some variant measured: a bar per variant, the
+    paper's figure beside it (hatched) where the paper reports the same metric, chance as a
+    dashed line."""
+    metrics = [metric for metric in spec.shown_metrics
+               if any(result["metrics"].get(metric) is not None for result in results)
+               ] or list(spec.shown_metrics)  # nothing measured: the panels say n/a
     figure, panels = pyplot.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1, 3.8),
                                      squeeze=False)
     labels = [spec.variant(result["name"]).row_label for result in results]

@@ -61,7 +61,7 @@ def millions(count: int | None) -> str:
 def _format(metric: str, value) -> str:
     if value is None:
         return "–"
-    if metric in PERCENT_METRICS or metric == "cpu_use":
+    if metric in PERCENT_METRICS:
         return f"{100 * value:.1f}"
     if metric == "train_hours":
         return f"{value:.3f}" if value < 1 else f"{value:.1f}"

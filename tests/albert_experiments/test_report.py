@@ -202,3 +202,19 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
     assert section[-1].splitlines()[2].startswith(
         "| Big minus Small | +25.0 [-38.5, +88.5] | +10.0 [-117.1, +137.1] | +17.5 [")
     assert _claims_by_task_section(dataclasses.replace(parts, claim_differences=[])) == []
+
+
+def test_the_metrics_plot_has_a_panel_for_each_metric_some_variant_measured(tmp_path,
+                                                                            monkeypatch):
+    from albert_experiments import plots
+    titles = []
+    monkeypatch.setattr(plots, "save_figure", lambda figure, path: titles.append(
+        [axes.get_title() for axes in figure.axes]) or path)
+    spec = experiment_from_mapping(micro_table_document(tmp_path), "micro", "f.yaml")
+    assert spec.metrics[-1] == "train_hours"
+    measured = [{"name": "sop", "metrics": {"mlm_accuracy": 0.4, "nsp_accuracy": 0.6,
+                                            "sop_accuracy": 0.9, "train_hours": None}}]
+    plots.plot_metrics(spec, measured, str(tmp_path / "metrics.png"))
+    assert titles[-1] == ["MLM acc. %", "NSP acc. %", "SOP acc. %"]  # no empty time panel
+    plots.plot_metrics(spec, [{"name": "sop", "metrics": {}}], str(tmp_path / "none.png"))
+    assert len(titles[-1]) == 4  # nothing measured at all: every panel, each saying n/a
