@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
 from albert_experiments.result_store import read_result
@@ -30,7 +30,7 @@ from albert_experiments.statistics.task_differences import (
     task_differences_markdown,
 )
 from albert_experiments.statistics.verdicts import (
-    Verdict,
+    Claim,
     judge,
     verdict_record,
     verdicts_markdown,
@@ -471,14 +471,14 @@ def _verdicts_section(parts: ReportParts) -> list[str]:
             verdicts_markdown(parts.verdicts, parts.of_paper)]
 
 
-def claim_differences(verdicts: Sequence[Verdict], results: Sequence[dict[str, Any]],
+def claim_differences(claims: Sequence[Claim], by_name: Mapping[str, dict[str, Any]],
                       task_names: Sequence[str]) -> list[dict[str, Any]]:
     """Each pair of variants a downstream claim compares (once, in the claims' order, when
-    both sides finished): `first`, `second` and `differences`, the first's scores minus the
-    second's task by task (`task_differences`)."""
-    by_name = {result["name"]: result for result in results}
-    pairs = dict.fromkeys((verdict.claim.first, verdict.claim.second) for verdict in verdicts
-                          if verdict.claim.metric == DOWNSTREAM_AVERAGE)
+    both sides finished; `by_name` holds the finished variants' results): `first`, `second`
+    and `differences`, the first's scores minus the second's task by task
+    (`task_differences`)."""
+    pairs = dict.fromkeys((claim.first, claim.second) for claim in claims
+                          if claim.metric == DOWNSTREAM_AVERAGE)
     found = [{"first": first, "second": second,
               "differences": task_differences(by_name[first], by_name[second], task_names)}
              for first, second in pairs if first in by_name and second in by_name]
@@ -531,7 +531,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     verdicts = [judge(claim, by_name, task_names, outcomes) for claim in spec.claims]
     gains = ({result["name"]: task_differences(result, reference, task_names)
               for result in results} if reference is not None else {})
-    by_task = claim_differences(verdicts, results, task_names)
+    by_task = claim_differences(spec.claims, by_name, task_names)
     os.makedirs(folders.results_dir, exist_ok=True)
     plots = {}
     if results:

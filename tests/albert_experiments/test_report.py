@@ -163,11 +163,10 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
     from experiment_results import variant_scores
 
     from albert_experiments.report import claim_differences
-    from albert_experiments.statistics.verdicts import Claim, Verdict
+    from albert_experiments.statistics.verdicts import Claim
 
-    def verdict(metric, first, second):
-        return Verdict(Claim("c", metric, first, second, "higher"), None, None, None, 0,
-                       "not run")
+    def claim(metric, first, second):
+        return Claim("c", metric, first, second, "higher")
 
     results = [{**variant_scores("big", {"bbc": {"1": 0.9, "2": 0.8}, "rt": {"1": 0.7,
                                                                              "2": 0.7}}),
@@ -175,11 +174,12 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
                {**variant_scores("small", {"bbc": {"1": 0.6, "2": 0.6}, "rt": {"1": 0.7,
                                                                                "2": 0.5}}),
                 "label": "Small"}]
-    verdicts = [verdict("downstream_average", "big", "small"),
-                verdict("mlm_accuracy", "small", "big"),  # held out: not by task
-                verdict("downstream_average", "big", "small"),  # the same pair again
-                verdict("downstream_average", "big", "absent")]  # one side not run
-    pairs = claim_differences(verdicts, results, ["bbc", "rt"])
+    by_name = {result["name"]: result for result in results}
+    claims = [claim("downstream_average", "big", "small"),
+              claim("mlm_accuracy", "small", "big"),  # held out: not by task
+              claim("downstream_average", "big", "small"),  # the same pair again
+              claim("downstream_average", "big", "absent")]  # one side not run
+    pairs = claim_differences(claims, by_name, ["bbc", "rt"])
     assert [(pair["first"], pair["second"]) for pair in pairs] == [("big", "small")]
     # bbc by seed: +.3, +.2 -> +.25; rt: 0, +.2 -> +.1; the average by seed: +.15, +.2.
     differences = pairs[0]["differences"]
@@ -189,13 +189,13 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
     # t(1) 12.706 x sd .0353553 / sqrt 2 on the average: +17.5 [-14.3, +49.3] points.
     assert differences["downstream_average"]["low"] == pytest.approx(
         0.175 - 12.706 * 0.0353553 / 2 ** 0.5, abs=1e-4)
-    assert claim_differences(verdicts[1:2], results, ["bbc", "rt"]) == []
+    assert claim_differences(claims[1:2], by_name, ["bbc", "rt"]) == []
 
     from types import SimpleNamespace
 
     from albert_experiments.report import ReportParts, _claims_by_task_section
     tasks = SimpleNamespace(downstream=[SimpleNamespace(name="bbc"), SimpleNamespace(name="rt")])
-    parts = ReportParts(tasks, results, None, {}, "", {}, {}, pairs, {}, verdicts, "")
+    parts = ReportParts(tasks, results, None, {}, "", {}, {}, pairs, {}, [], "")
     section = _claims_by_task_section(parts)
     assert section[1] == "## The downstream claims task by task"
     assert section[-1].splitlines()[0] == "| compared | bbc | rt | downstream avg. |"
