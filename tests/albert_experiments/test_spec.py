@@ -132,6 +132,25 @@ def test_paper_scale_counts_match_the_papers_figures(name):
         assert abs(ours - theirs) <= max(0.5, 0.025 * theirs), (variant.name, ours, theirs)
 
 
+def test_the_small_scale_maps_each_of_the_papers_embedding_sizes_to_one_of_its_own():
+    """A table whose E for the paper's E differs from the other tables' asks its question
+    of another model: Tables 8 and 7 first ran with the mini scale's E 16 for the paper's
+    128, which every other table makes 32, and E 16 capped what they learned."""
+    small_embedding_sizes: dict[int, set[tuple[str, str, int]]] = {}
+    for path in EXPERIMENTS:
+        if os.path.basename(path) in NOT_AT_SMALL_SCALE:
+            continue
+        paper, small = load_experiment(path, "paper"), load_experiment(path, "small")
+        for paper_variant, small_variant in zip(paper.variants, small.variants, strict=True):
+            paper_size = variant_config(paper, paper_variant, model_dir="").model.embedding_size
+            small_size = variant_config(small, small_variant, model_dir="").model.embedding_size
+            small_embedding_sizes.setdefault(paper_size, set()).add(
+                (paper.name, paper_variant.name, small_size))
+    assert {paper_size: {size for _, _, size in uses}
+            for paper_size, uses in small_embedding_sizes.items()} == {
+        64: {16}, 128: {32}, 256: {64}, 768: {128}, 1024: {128}}, small_embedding_sizes
+
+
 def test_per_scale_values_resolve_and_missing_ones_are_named():
     value = {"model": {"embedding_size": {"paper": 768, "mini": 64}, "sharing": "all"},
              "list": [{"paper": 1, "mini": 2}]}
