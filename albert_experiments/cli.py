@@ -230,9 +230,10 @@ def _run(args, argv: list[str]) -> int:
         return 0
     folders = _folders(args, spec)
     if args.command == "report":
-        from albert_experiments.report import write_report
+        from albert_experiments.report import check_no_row_is_lost, write_report
         from albert_experiments.runner import sync_records
         sync_records(spec, folders)  # runs made on another machine, and records to keep
+        check_no_row_is_lost(spec, folders)
         write_report(spec, folders, command="")
         return 0
     from albert_experiments.runner import run_experiment

@@ -12,12 +12,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import time
 from typing import Any, Mapping, Sequence
 
 from albert_experiments.plots import TREND_METRICS, plot_losses, plot_metrics, plot_trend
+from albert_experiments.records import RECORDS_DIR
 from albert_experiments.result_store import read_result
-from albert_experiments.spec import METRICS, PERCENT_METRICS, ExperimentSpec, row_name
+from albert_experiments.spec import (
+    METRICS,
+    PERCENT_METRICS,
+    ExperimentError,
+    ExperimentSpec,
+    row_name,
+)
 from albert_experiments.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
@@ -513,14 +521,64 @@ SECTIONS = (_header, _table, _data_section, _probe_notes, _gains_section, _stuck
             _claims_by_task_section, _notes)
 
 
+def check_no_row_is_lost(spec: ExperimentSpec, folders, remade: Sequence[str] = ()) -> None:
+    """Raises ExperimentError when the report in `folders.results_dir` shows rows (variants of
+    `spec`, or the random start) that the work folder does not hold and that will not be
+    `remade`: a report written now would drop them. Call it after `sync_records`, which
+    brings back the rows kept as records."""
+    previous = os.path.join(folders.results_dir, RESULTS_JSON)
+    if not os.path.exists(previous):
+        return
+    with open(previous, encoding="utf-8") as f:
+        shown = json.load(f)
+    names = [variant["name"] for variant in shown.get("variants", [])
+             if variant["name"] in {v.name for v in spec.variants}]
+    if shown.get("random_start"):
+        names.append(RANDOM_START)
+    lost = [name for name in names if name not in remade
+            and read_result(os.path.join(folders.work_dir, name)) is None]
+    if lost:
+        raise ExperimentError(
+            f"{previous} shows {', '.join(lost)}, which neither {folders.work_dir} nor the "
+            f"records in {os.path.join(folders.results_dir, RECORDS_DIR)} hold (runs made before "
+            f"records were kept, on a machine whose folders are gone): a report written now "
+            f"would drop those rows, so nothing was written. Put the run folders back, run "
+            f"the variants again, or give another --results_dir")
+
+
+def table_command(command: str, spec: ExperimentSpec, finished: Sequence[str]) -> str:
+    """`command`, an `albert-experiment run` line, with its `--variants` naming the finished
+    variants: the line that makes the table as the report shows it, however many commands
+    made its rows (it skips finished variants, so it trains nothing more). Without
+    `--variants` when every variant the scale keeps is finished; unchanged when none is."""
+    done = set(finished)
+    names = [variant.name for variant in spec.variants if variant.name in done]
+    if not command or not names:
+        return command
+    kept, in_variants = [], False
+    for word in shlex.split(command):
+        if word == "--variants" or word.startswith("--variants="):
+            in_variants = word == "--variants"
+            continue
+        if in_variants and not word.startswith("-"):
+            continue
+        in_variants = False
+        kept.append(word)
+    if names != [variant.name for variant in spec.variants if variant.name not in spec.cut]:
+        kept += ["--variants", *names]
+    return " ".join(shlex.quote(word) for word in kept)
+
+
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
     """Writes results.json, results.md and the plots to `folders.results_dir`; without a
-    `command` the one of the report there before is kept."""
+    `command` the one of the report there before is kept. Its `--variants` name the finished
+    variants (`table_command`)."""
     results = load_results(spec, folders.work_dir)
     previous = os.path.join(folders.results_dir, RESULTS_JSON)
     if not command and os.path.exists(previous):  # a rewritten report keeps its command
         with open(previous, encoding="utf-8") as f:
             command = json.load(f).get("command", "")
+    command = table_command(command, spec, [result["name"] for result in results])
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
                         for variant in spec.variants}
     reference = load_random_start(spec, folders.work_dir)

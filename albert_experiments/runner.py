@@ -29,7 +29,7 @@ from albert_experiments.records import (
     restore_records,
     save_record,
 )
-from albert_experiments.report import RANDOM_START, write_report
+from albert_experiments.report import RANDOM_START, check_no_row_is_lost, write_report
 from albert_experiments.result_store import (
     VariantResult,
     copy_folder,
@@ -463,6 +463,8 @@ def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] =
     finished variant; returns the report's content."""
     chosen = variants_to_run(spec, only)
     sync_records(spec, folders)
+    check_no_row_is_lost(spec, folders, [variant.name for variant in chosen] + (
+        [RANDOM_START] if spec.evaluation.random_start and spec.downstream else []))
     data = ExperimentData(spec, folders.data_dir, progress)
     heldout = {objective: data.heldout_shards(objective) for objective in HELDOUT_OBJECTIVES}
     for variant in chosen:

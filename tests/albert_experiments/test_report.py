@@ -10,7 +10,7 @@ import pytest
 from experiment_results import sentence_result
 from experiment_tables import micro_table_document
 
-from albert_experiments.report import markdown_table, millions
+from albert_experiments.report import markdown_table, millions, table_command
 from albert_experiments.spec import experiment_from_mapping
 from albert_tf.config import ConfigError
 
@@ -29,6 +29,23 @@ def test_markdown_table_puts_our_numbers_beside_the_papers(tmp_path):
                        "| not run |"
     assert table[3] == "| SOP | 78.9 | 86.5 | 11.7M | 0.12M | 43.2 | 61.0 | 90.0 | 0.012 |"
     assert (millions(334_000_000), millions(17_600_000)) == ("334M", "17.6M")
+
+
+def test_the_command_names_the_variants_the_table_holds(tmp_path):
+    """A table made one variant at a time shows the line that makes all its finished rows."""
+    document = micro_table_document(tmp_path)
+    spec = experiment_from_mapping(document, "micro", "f.yaml")
+    run = "albert-experiment run f.yaml --scale micro"
+    assert table_command(f"{run} --variants sop --no_progress", spec, ["sop", "nsp"]) == run \
+        + " --no_progress"  # both finished: no --variants
+    assert table_command(f"{run} --variants=nsp", spec, ["nsp"]) == f"{run} --variants nsp"
+    assert table_command(f"{run} --override 'corpus.sources=[a b]' --variants nsp -v", spec,
+                         ["sop"]) == f"{run} --override 'corpus.sources=[a b]' -v --variants sop"
+    assert table_command(f"{run} --variants nsp", spec, []) == f"{run} --variants nsp"
+    assert table_command("", spec, ["sop"]) == ""
+    document["scales"]["micro"]["cut_variants"] = {"nsp": "over the budget"}
+    cut = experiment_from_mapping(document, "micro", "f.yaml")
+    assert table_command(f"{run} --variants sop", cut, ["sop"]) == run
 
 
 def test_a_variant_the_scale_cuts_is_shown_cut_with_its_reason(tmp_path):

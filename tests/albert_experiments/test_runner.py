@@ -213,6 +213,25 @@ def test_a_micro_experiment_runs_end_to_end_and_resumes_by_skipping_finished_var
     output = capsys.readouterr().out
     assert "nsp is finished" in output and "sop is finished" in output
     assert "variant" not in output.replace("finished", "")
+    # Rows made before records were kept, their run folders gone: neither `report` nor `run`
+    # writes a report without them, and `run` says so before it prepares or trains anything.
+    bare = micro["results"] + "_without_records"
+    shutil.copytree(micro["results"], bare, ignore=shutil.ignore_patterns("records"))
+    gone = micro["work"] + "_gone"
+    with open(os.path.join(bare, "results.md")) as f:
+        shown = f.read()
+    assert experiment_main(["report", micro["path"], "--scale", "micro", "--work_dir", gone,
+                            "--results_dir", bare]) == 2
+    error = capsys.readouterr().err
+    assert "shows nsp, sop, random_start, which neither" in error and "would drop" in error
+    assert experiment_main(["run", micro["path"], "--scale", "micro", "--work_dir", gone,
+                            "--data_dir", micro["data"] + "_unmade", "--results_dir", bare,
+                            "--variants", "sop", "--no_progress"]) == 2
+    assert "shows nsp, which neither" in capsys.readouterr().err  # sop would be remade
+    with open(os.path.join(bare, "results.md")) as f:
+        assert f.read() == shown
+    assert not os.path.exists(micro["data"] + "_unmade")
+    assert not os.path.exists(gone) or not os.listdir(gone)
     # A part the table asks for that the record lacks needs the checkpoints it has not.
     lacking = json.loads(open(os.path.join(elsewhere, "sop", "result.json")).read())
     del lacking["trend"]
