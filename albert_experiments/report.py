@@ -540,8 +540,8 @@ def check_no_row_is_lost(spec: ExperimentSpec, folders, remade: Sequence[str] = 
     if lost:
         raise ExperimentError(
             f"{previous} shows {', '.join(lost)}, which neither {folders.work_dir} nor the "
-            f"records in {os.path.join(folders.results_dir, RECORDS_DIR)} hold (runs made before "
-            f"records were kept, on a machine whose folders are gone): a report written now "
+            f"records in {os.path.join(folders.results_dir, RECORDS_DIR)} hold (as happens to runs "
+            f"made before records were kept once their folders are gone): a report written now "
             f"would drop those rows, so nothing was written. Put the run folders back, run "
             f"the variants again, or give another --results_dir")
 
