@@ -572,12 +572,15 @@ def table_command(command: str, spec: ExperimentSpec, finished: Sequence[str]) -
 def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, Any]:
     """Writes results.json, results.md and the plots to `folders.results_dir`; without a
     `command` the one of the report there before is kept. Its `--variants` name the finished
-    variants (`table_command`)."""
+    variants (`table_command`). A report rewritten from the same runs keeps its `written`
+    time, so its files do not change."""
     results = load_results(spec, folders.work_dir)
-    previous = os.path.join(folders.results_dir, RESULTS_JSON)
-    if not command and os.path.exists(previous):  # a rewritten report keeps its command
-        with open(previous, encoding="utf-8") as f:
-            command = json.load(f).get("command", "")
+    previous_path = os.path.join(folders.results_dir, RESULTS_JSON)
+    previous = {}
+    if os.path.exists(previous_path):
+        with open(previous_path, encoding="utf-8") as f:
+            previous = json.load(f)
+    command = command or previous.get("command", "")  # a rewritten report keeps its command
     command = table_command(command, spec, [result["name"] for result in results])
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
                         for variant in spec.variants}
@@ -619,6 +622,8 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
         "pretraining_gains": gains,
         "claim_task_differences": by_task,
     }
+    if json.loads(json.dumps({**report, "written": previous.get("written")})) == previous:
+        report["written"] = previous["written"]  # the same report again: its file unchanged
     atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
                        json.dumps(report, indent=1).encode())
     parts = ReportParts(spec, results, reference, paper_parameters, command, plots, gains,
