@@ -521,25 +521,32 @@ SECTIONS = (_header, _table, _data_section, _probe_notes, _gains_section, _stuck
             _claims_by_task_section, _notes)
 
 
+def written_report(results_dir: str) -> dict[str, Any]:
+    """The `results.json` in `results_dir` as written before, or {} when there is none."""
+    path = os.path.join(results_dir, RESULTS_JSON)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def check_no_row_is_lost(spec: ExperimentSpec, folders, remade: Sequence[str] = ()) -> None:
     """Raises ExperimentError when the report in `folders.results_dir` shows rows (variants of
     `spec`, or the random start) that the work folder does not hold and that will not be
     `remade`: a report written now would drop them. Call it after `sync_records`, which
     brings back the rows kept as records."""
-    previous = os.path.join(folders.results_dir, RESULTS_JSON)
-    if not os.path.exists(previous):
-        return
-    with open(previous, encoding="utf-8") as f:
-        shown = json.load(f)
+    shown = written_report(folders.results_dir)
+    in_spec = {variant.name for variant in spec.variants}
     names = [variant["name"] for variant in shown.get("variants", [])
-             if variant["name"] in {v.name for v in spec.variants}]
+             if variant["name"] in in_spec]
     if shown.get("random_start"):
         names.append(RANDOM_START)
     lost = [name for name in names if name not in remade
             and read_result(os.path.join(folders.work_dir, name)) is None]
     if lost:
         raise ExperimentError(
-            f"{previous} shows {', '.join(lost)}, which neither {folders.work_dir} nor the "
+            f"{os.path.join(folders.results_dir, RESULTS_JSON)} shows {', '.join(lost)}, "
+            f"which neither {folders.work_dir} nor the "
             f"records in {os.path.join(folders.results_dir, RECORDS_DIR)} hold (as happens to runs "
             f"made before records were kept once their folders are gone): a report written now "
             f"would drop those rows, so nothing was written. Put the run folders back, run "
@@ -575,11 +582,7 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     variants (`table_command`). A report rewritten from the same runs keeps its `written`
     time, so its files do not change."""
     results = load_results(spec, folders.work_dir)
-    previous_path = os.path.join(folders.results_dir, RESULTS_JSON)
-    previous = {}
-    if os.path.exists(previous_path):
-        with open(previous_path, encoding="utf-8") as f:
-            previous = json.load(f)
+    previous = written_report(folders.results_dir)
     command = command or previous.get("command", "")  # a rewritten report keeps its command
     command = table_command(command, spec, [result["name"] for result in results])
     paper_parameters = {variant.name: paper_scale_parameters(spec, variant.name)
