@@ -179,7 +179,7 @@ def _reuse_records(args, results_dir: str) -> tuple[str, ...]:
 
 def _print_parameters(spec) -> None:
     from albert_experiments.report import millions, paper_scale_parameters
-    from albert_experiments.runner import variant_config
+    from albert_experiments.variant_config import variant_config
     from albert_tf.models.parameters import count_parameters
 
     print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "

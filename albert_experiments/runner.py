@@ -12,15 +12,20 @@ asks for is never reused silently: the runner stops and names the settings that 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 from typing import Any, Callable, Sequence
 
-import tensorflow as tf
 import tf_keras
 
 from albert_experiments.curves import run_curves
+from albert_experiments.heldout_scoring import (
+    add_sentence_probes,
+    checkpoint_trend,
+    heldout_counts,
+    heldout_scores,
+    record_heldout_outcomes,
+)
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
 from albert_experiments.records import (
     RECORDS_DIR,
@@ -35,7 +40,6 @@ from albert_experiments.result_store import (
     copy_folder,
     copy_run,
     read_result,
-    result_path,
     without_evaluation_extras,
     write_result,
 )
@@ -45,30 +49,18 @@ from albert_experiments.shared_runs import (
     find_random_start,
     heldout_scope,
 )
-from albert_experiments.spec import (
-    ExperimentError,
-    ExperimentSpec,
-    VariantSpec,
-    deep_merge,
-)
-from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
+from albert_experiments.spec import ExperimentError, ExperimentSpec, VariantSpec
+from albert_experiments.statistics.heldout_outcomes import load_outcomes
+from albert_experiments.variant_config import finished_result, prepared_config, what_it_computes
 from albert_experiments.variant_downstream import task_done, variant_seed_loop
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.comparison.seed_loop import raise_first_error, run_seed_loops
 from albert_tf.comparison.starts import start_overrides
 from albert_tf.comparison.suite import settings_digest
-from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
-from albert_tf.config.run_folder import checkpoint_step, run_folders
-from albert_tf.config.schema import setting_differences
-from albert_tf.data.validation import read_shard_manifest
+from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.models.parameters import parameter_counts
-from albert_tf.text.vocabulary import SentencePieceTokenizer
-from albert_tf.training.evaluation import evaluate_files, example_outcomes, table6_row
+from albert_tf.training.evaluation import table6_row
 from albert_tf.training.trainer import run_pretraining
-
-# Settings that say where a run lives or how it talks, not what it computes.
-_PLACE_KEYS = {("train", "model_dir"), ("train", "verbose"), ("data", "train_files"),
-               ("data", "eval_files")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,92 +75,16 @@ class Folders:
     reuse_records: tuple[str, ...] = ()
 
 
-def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
-                   train_files: Sequence[str] = (), eval_files: Sequence[str] = (),
-                   vocab_size: int | None = None) -> PretrainConfig:
-    """The albert-pretrain config of one variant: its settings with the shards' lengths, the
-    tokenizer's vocabulary size and the given files and folder filled in."""
-    options = spec.shards.options
-    placed = deep_merge(variant.pretrain, {
-        "data": {"train_files": list(train_files), "eval_files": list(eval_files),
-                 "max_seq_length": options.max_seq_length,
-                 "max_predictions_per_seq": options.max_predictions_per_seq},
-        "train": {"model_dir": model_dir}})
-    if vocab_size is not None:
-        placed = deep_merge(placed, {"model": {"vocab_size": vocab_size}})
-    return pretrain_config_from_mapping(placed, f"{spec.source}: variant {variant.name}")
 
 
-def _prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
-                     work_dir: str) -> PretrainConfig:
-    """`variant_config` with the variant's shards made (or found) and its tokenizer's size."""
-    objective = variant.objective
-    return variant_config(
-        spec, variant, os.path.join(work_dir, variant.name),
-        [data.train_shards(variant.corpus_sources, objective, variant.shard_changes)],
-        [data.heldout_shards("sop" if objective == "none" else objective)],
-        SentencePieceTokenizer(data.spm_model()).vocab_size)
 
 
-def _what_it_computes(spec: ExperimentSpec, variant: VariantSpec,
-                      config: PretrainConfig) -> dict[str, Any]:
-    """The settings a result depends on: the run config without places, and how the training
-    shards were made (their sources and data-prep options)."""
-    settings = config.to_dict()
-    for section, key in _PLACE_KEYS:
-        settings[section].pop(key, None)
-    settings.pop("distribution", None)
-    settings["training_data"] = {
-        "sources": [source.name for source in variant.corpus_sources],
-        "shards": spec.shards.options_for(variant.objective, variant.shard_changes).to_dict()}
-    return settings
 
 
-def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: PretrainConfig
-                    ) -> dict[str, Any] | None:
-    """The stored result of the variant run at `config.train.model_dir`, if it was made with
-    the same settings; raises ExperimentError naming the settings that differ otherwise."""
-    result = read_result(config.train.model_dir)
-    if result is None:
-        return None
-    differences = setting_differences(result["settings"], _what_it_computes(spec, variant, config))
-    if differences:
-        raise ExperimentError(
-            f"{result_path(config.train.model_dir)} was made with other settings than the "
-            f"experiment file now gives "
-            f"({'; '.join(differences[:5])}); delete that variant folder (and its record under "
-            f"the report's {RECORDS_DIR}/ folder, which would restore it) to run it again, or "
-            f"use another --work_dir")
-    return result
 
 
-def _heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batch_size: int,
-                    max_batches: int | None) -> dict[str, dict[str, float]]:
-    """Metrics on the held-out SOP and NSP sets (the SOP set alone for a model without a
-    sentence head: its MLM accuracy)."""
-    sets = {"sop": heldout["sop"]} if config.sentence_objective == "none" else heldout
-    return {task: evaluate_files(model, config, [pattern], batch_size, max_batches,
-                                 field=f"held-out {task} shards")
-            for task, pattern in sets.items()}
 
 
-def _record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
-                             heldout: dict[str, str]) -> None:
-    """Stores the run's right/wrong outcome on every held-out prediction (on the scored
-    scope) in its folder (`albert_experiments.statistics.heldout_outcomes`);
-    runs finished before outcomes were kept get them from their final checkpoint."""
-    tf_keras.backend.clear_session()
-    model, _, _ = load_pretrainer(config.train.model_dir)
-    outcomes = {}
-    for task in ("sop", "nsp") if model.sentence_head is not None else ("sop",):
-        found = example_outcomes(model, config, [heldout[task]], spec.evaluation.batch_size,
-                                 spec.evaluation.max_batches, field=f"held-out {task} shards")
-        if task == "sop":  # the set the MLM accuracy is measured on
-            outcomes.update(mlm_correct=found["mlm_correct"], mlm_labels=found["mlm_labels"])
-        if "sentence_correct" in found:
-            outcomes.update({f"{task}_correct": found["sentence_correct"],
-                             f"{task}_labels": found["sentence_labels"]})
-    save_outcomes(config.train.model_dir, outcomes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,11 +126,11 @@ def _pretraining(run: VariantRun, result: VariantResult) -> None:
 
 
 def _outcomes(run: VariantRun, result: VariantResult) -> None:
-    _record_heldout_outcomes(run.spec, run.config, run.heldout)
+    record_heldout_outcomes(run.spec, run.config, run.heldout)
 
 
 def _probes(run: VariantRun, result: VariantResult) -> None:
-    _add_sentence_probes(result, run.spec, run.variant, run.data, run.config, run.heldout)
+    add_sentence_probes(result, run.spec, run.variant, run.data, run.config, run.heldout)
 
 
 def _trend(run: VariantRun, result: VariantResult) -> None:
@@ -281,7 +197,7 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
                 folders: Folders, heldout: dict[str, str]) -> VariantResult:
     """Runs the `STAGES` of one variant whose part of its result is missing (pretraining
     resumes, or a finished run of the same settings in another table is copied first)."""
-    config = _prepared_config(spec, variant, data, folders.work_dir)
+    config = prepared_config(spec, variant, data, folders.work_dir)
     run = VariantRun(spec, variant, data, heldout, config)
     result = finished_result(spec, variant, config)
     if result is not None:
@@ -312,7 +228,7 @@ def _copy_of_identical_run(spec: ExperimentSpec, variant: VariantSpec, data: Exp
     if not folders.reuse_dirs or os.path.exists(config.train.model_dir):
         return None
     source = find_identical_run(folders.reuse_dirs, config.train.model_dir,
-                                _what_it_computes(spec, variant, config), data.spm_model(),
+                                what_it_computes(spec, variant, config), data.spm_model(),
                                 heldout_scope(spec.evaluation.max_batches))
     if source is None:
         return None
@@ -333,7 +249,7 @@ def _copy_of_identical_record(spec: ExperimentSpec, variant: VariantSpec,
         return None
     source = find_identical_record(
         folders.reuse_records, record_folder(folders.results_dir, variant.name),
-        _what_it_computes(spec, variant, config), data.provenance(variant.corpus_sources),
+        what_it_computes(spec, variant, config), data.provenance(variant.corpus_sources),
         heldout_scope(spec.evaluation.max_batches))
     if source is None:
         return None
@@ -357,14 +273,14 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
     tf_keras.backend.clear_session()
     trained = run_pretraining(config)
     model, _, checkpoint = load_pretrainer(config.train.model_dir)
-    scores = _heldout_scores(model, config, heldout, spec.evaluation.batch_size,
+    scores = heldout_scores(model, config, heldout, spec.evaluation.batch_size,
                              spec.evaluation.max_batches)
     accuracy = table6_row(scores)
     curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"),
                         config.train.steps_per_epoch, trained.final_step)
     result = {
         "name": variant.name, "label": variant.label, "group": variant.group,
-        "settings": _what_it_computes(spec, variant, config), "final_step": trained.final_step,
+        "settings": what_it_computes(spec, variant, config), "final_step": trained.final_step,
         "parameters": dict(parameter_counts(model.encoder).rows()),
         "metrics": {
             "mlm_accuracy": accuracy["mlm"], "nsp_accuracy": accuracy["nsp"],
@@ -382,72 +298,12 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
     return result
 
 
-def checkpoint_trend(spec: ExperimentSpec, config: PretrainConfig, heldout: dict[str, str]
-                     ) -> list[dict[str, Any]]:
-    """Every kept checkpoint of the run scored on the held-out sets: one
-    {"step", "mlm_accuracy", "nsp_accuracy", "sop_accuracy"} per checkpoint, oldest first."""
-    state = tf.train.get_checkpoint_state(run_folders(config.train.model_dir)["checkpoints"])
-    paths = sorted(state.all_model_checkpoint_paths if state else [], key=checkpoint_step)
-    trend = []
-    for path in paths:
-        tf_keras.backend.clear_session()
-        model, _, _ = load_pretrainer(config.train.model_dir, path)
-        accuracy = table6_row(_heldout_scores(model, config, heldout,
-                                              spec.evaluation.batch_size,
-                                              spec.evaluation.max_batches))
-        trend.append({"step": checkpoint_step(path), **{
-            f"{task}_accuracy": value for task, value in accuracy.items()}})
-    return trend
 
 
-# The parts a sentence probe keeps fixed: everything the masked-LM objective trained.
-PROBE_FROZEN = ["encoder.embedding", "encoder.transformer", "masked_lm"]
 
 
-def _add_sentence_probes(result: dict[str, Any], spec: ExperimentSpec, variant: VariantSpec,
-                         data: ExperimentData, config: PretrainConfig,
-                         heldout: dict[str, str]) -> None:
-    """SOP and NSP accuracy of a variant trained without a sentence objective, as an
-    intrinsic probe: for each objective a fresh sentence head and the pooler train
-    `sentence_probe_steps` steps on that objective's training shards, everything else frozen
-    (`init.freeze`), in `<run>/probe_<objective>`; then the held-out set scores it."""
-    steps = spec.evaluation.sentence_probe_steps
-    execution = math.gcd(steps, config.train.steps_per_execution)
-    probes = {}
-    for objective in HELDOUT_OBJECTIVES:
-        probe = dataclasses.replace(variant, pretrain=deep_merge(variant.pretrain, {
-            "sentence_objective": objective,
-            "init": {"checkpoint": config.train.model_dir, "ignore": ["^sentence_head/"],
-                     "freeze": PROBE_FROZEN, "mlm_output_bias": "zeros"},
-            "optimizer": {"warmup_steps": max(1, steps // 10)},
-            "train": {"train_steps": steps, "steps_per_epoch": steps,
-                      "backup_every_steps": steps, "steps_per_execution": execution,
-                      "eval_steps": 0}}))
-        probe_config = variant_config(
-            spec, probe, os.path.join(config.train.model_dir, f"probe_{objective}"),
-            [data.train_shards(variant.corpus_sources, objective, variant.shard_changes)],
-            [heldout[objective]], config.model.vocab_size)
-        print(f"albert-experiment: {variant.name}: {objective.upper()} probe, {steps} steps "
-              f"on the frozen encoder -> {probe_config.train.model_dir}")
-        tf_keras.backend.clear_session()
-        run_pretraining(probe_config)
-        model, _, _ = load_pretrainer(probe_config.train.model_dir)
-        scores = evaluate_files(model, probe_config, [heldout[objective]],
-                                spec.evaluation.batch_size, spec.evaluation.max_batches,
-                                field=f"held-out {objective} shards")
-        probes[objective] = {"steps": steps, "frozen": PROBE_FROZEN, **scores}
-        result["metrics"][f"{objective}_accuracy"] = scores["sentence_accuracy"]
-        result.setdefault("heldout_counts", {})[objective] = heldout_counts(heldout[objective])
-    result["sentence_probe"] = probes
 
 
-def heldout_counts(pattern: str) -> dict[str, int]:
-    """How many examples and masked predictions a held-out set holds (from its manifest):
-    the sample sizes behind its accuracies, which the report's intervals need."""
-    manifest = read_shard_manifest(os.path.dirname(pattern), "held-out shards") or {}
-    examples = manifest.get("statistics", {}).get("examples", {})
-    return {"examples": manifest.get("total_examples", 0),
-            "masked_tokens": examples.get("masked_tokens", 0)}
 
 
 def variants_to_run(spec: ExperimentSpec, only: Sequence[str] = ()) -> list[VariantSpec]:
@@ -500,7 +356,7 @@ def run_random_start(spec: ExperimentSpec, data: ExperimentData, folders: Folder
     """Fine-tunes a random start of the first variant's sizes on every downstream task (the
     table's reference row); kept in `<work_dir>/random_start/result.json` like a variant's."""
     first = spec.variants[0]
-    config = _prepared_config(spec, first, data, folders.work_dir)
+    config = prepared_config(spec, first, data, folders.work_dir)
     model = config.model.to_dict()
     result = {"name": RANDOM_START, "label": f"random start ({first.row_label} sizes)",
               "model": model, "metrics": {}, "downstream": {}}

@@ -5,11 +5,11 @@ E=128 model, Table 5's baselines reappear in Tables 6-12, and so it goes at our 
 Before pretraining a variant the runner looks through the work folders of other tables
 (`<work root>/<table>/<scale>/<variant>/result.json`) for a finished run that was made
 with the same settings (the run config without places, the training shards' sources and
-data-prep options; see `runner._what_it_computes`), the same tokenizer file and the same
-held-out scope, and copies that folder under the variant's name: its weights, logs,
-held-out scores and finished fine-tunes. Each table's folder stays complete on its own
-(delete one and the others keep working), and the copy's result says where it came from.
-
+data-prep options: `albert_experiments.variant_config.what_it_computes`), the same
+tokenizer file and the same held-out scope, and copies that folder under the variant's
+name: its weights, logs, held-out scores and finished fine-tunes. Each table's folder
+stays complete on its own (delete one and the others keep working), and the copy's result
+says where it came from.
 When no work folder holds such a run (another machine made it, and its folders are gone), the
 other tables' records (`albert_experiments.records`, kept in git beside their reports) are
 looked through the same way (`find_identical_record`): a record made with the same settings,

@@ -45,8 +45,8 @@ import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
 from albert_experiments.report import RESULTS_JSON  # noqa: E402
-from albert_experiments.runner import _what_it_computes, variant_config  # noqa: E402
 from albert_experiments.spec import load_experiment, not_run_reason  # noqa: E402
+from albert_experiments.variant_config import variant_config, what_it_computes  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
 from albert_tf.comparison.starts import folder_task  # noqa: E402
 from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
@@ -176,7 +176,7 @@ def table_cost(path: str, scale: str, clock: StepClock, seen: set, calibrate: bo
     rows = []
     for variant in spec.variants:
         config = variant_config(spec, variant, model_dir="")
-        key = json.dumps([_what_it_computes(spec, variant, config), plans], sort_keys=True)
+        key = json.dumps([what_it_computes(spec, variant, config), plans], sort_keys=True)
         step = clock.pretraining_step(config, variant.objective)
         steps = config.train.train_steps
         fine_tune_hours, fine_tunes = downstream_hours(clock, config.model, plans, seq_length)

@@ -17,9 +17,10 @@ from data_helpers import ordered_documents, sentiment_rows, write_tsv
 from experiment_tables import SST2_OVERRIDES, micro_table_document, parameters_by_hand
 
 from albert_experiments.cli import main as experiment_main
-from albert_experiments.runner import PROBE_FROZEN, variant_config
+from albert_experiments.heldout_scoring import PROBE_FROZEN
 from albert_experiments.spec import load_experiment
 from albert_experiments.statistics.intervals import paired_difference
+from albert_experiments.variant_config import variant_config
 
 
 @pytest.fixture(scope="module")

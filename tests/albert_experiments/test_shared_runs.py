@@ -9,13 +9,13 @@ import pytest
 from repository import REPOSITORY
 
 from albert_experiments.result_store import copy_folder, copy_run
-from albert_experiments.runner import _what_it_computes, variant_config
 from albert_experiments.shared_runs import (
     find_identical_record,
     find_identical_run,
     find_random_start,
 )
 from albert_experiments.spec import load_experiment
+from albert_experiments.variant_config import variant_config, what_it_computes
 
 ROOT = REPOSITORY
 
@@ -219,7 +219,7 @@ def test_the_mini_tables_share_the_variants_the_docs_name():
         spec = load_experiment(path, "mini")
         for variant in spec.variants:
             config = variant_config(spec, variant, "run", vocab_size=1000)
-            key = json.dumps(_what_it_computes(spec, variant, config), sort_keys=True)
+            key = json.dumps(what_it_computes(spec, variant, config), sort_keys=True)
             by_settings.setdefault(key, []).append(f"{spec.name}:{variant.name}")
     shared = sorted(sorted(names) for names in by_settings.values() if len(names) > 1)
     assert shared == [

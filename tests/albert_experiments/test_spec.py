@@ -14,16 +14,16 @@ from experiment_tables import micro_table_document, parameters_by_hand
 from repository import REPOSITORY
 
 from albert_experiments.cli import main as experiment_main
-from albert_experiments.runner import variant_config
 from albert_experiments.spec import (
     ExperimentError,
-    _downstream,
     experiment_from_mapping,
     load_experiment,
     not_run_reason,
     not_run_reasons,
     resolve_scale,
 )
+from albert_experiments.spec.reader import _downstream
+from albert_experiments.variant_config import variant_config
 from albert_tf.config import ConfigError
 from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.models.parameters import count_parameters
