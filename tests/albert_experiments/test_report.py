@@ -210,7 +210,7 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
 
     from types import SimpleNamespace
 
-    from albert_experiments.report import ReportParts, _claims_by_task_section
+    from albert_experiments.report.sections import ReportParts, _claims_by_task_section
     tasks = SimpleNamespace(downstream=[SimpleNamespace(name="bbc"), SimpleNamespace(name="rt")])
     parts = ReportParts(tasks, results, None, {}, "", {}, {}, pairs, {}, [], "")
     section = _claims_by_task_section(parts)
