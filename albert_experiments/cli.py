@@ -208,7 +208,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
 
 
 def _run(args, argv: list[str]) -> int:
-    from albert_experiments.spec import load_experiment
+    from albert_experiments.table_spec import load_experiment
 
     if args.command == "downstream":
         return _downstream(args)

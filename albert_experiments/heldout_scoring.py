@@ -15,8 +15,8 @@ import tensorflow as tf
 import tf_keras
 
 from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
-from albert_experiments.spec import ExperimentSpec, VariantSpec, deep_merge
 from albert_experiments.statistics.heldout_outcomes import save_outcomes
+from albert_experiments.table_spec import ExperimentSpec, VariantSpec, deep_merge
 from albert_experiments.variant_config import variant_config
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.config.pretraining import PretrainConfig

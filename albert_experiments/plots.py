@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot  # noqa: E402  (the backend is chosen first)
 
-from albert_experiments.spec import METRICS, PAPER_KEYS, PERCENT_METRICS, ExperimentSpec  # noqa: E402
+from albert_experiments.table_spec import METRICS, PAPER_KEYS, PERCENT_METRICS, ExperimentSpec  # noqa: E402
 from albert_tf.io.files import atomic_output  # noqa: E402
 
 CHANCE = {"nsp_accuracy": 0.5, "sop_accuracy": 0.5}

@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.spec import CorpusSource, DownstreamSpec, ExperimentSpec
+from albert_experiments.table_spec import CorpusSource, DownstreamSpec, ExperimentSpec
 from albert_tf.io.files import file_digest
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions

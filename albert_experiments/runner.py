@@ -49,8 +49,8 @@ from albert_experiments.shared_runs import (
     find_random_start,
     heldout_scope,
 )
-from albert_experiments.spec import ExperimentError, ExperimentSpec, VariantSpec
 from albert_experiments.statistics.heldout_outcomes import load_outcomes
+from albert_experiments.table_spec import ExperimentError, ExperimentSpec, VariantSpec
 from albert_experiments.variant_config import finished_result, prepared_config, what_it_computes
 from albert_experiments.variant_downstream import task_done, variant_seed_loop
 from albert_tf.checkpoints.model_folder import load_pretrainer

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from albert_experiments.prepared_data import ExperimentData
 from albert_experiments.records import RECORDS_DIR
 from albert_experiments.result_store import read_result, result_path
-from albert_experiments.spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
+from albert_experiments.table_spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
 from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.config.schema import setting_differences
 from albert_tf.text.vocabulary import SentencePieceTokenizer

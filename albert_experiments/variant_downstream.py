@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from albert_experiments.spec import DownstreamSpec
+from albert_experiments.table_spec import DownstreamSpec
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
 from albert_tf.comparison.seed_loop import SeedLoop
 from albert_tf.comparison.starts import folder_task

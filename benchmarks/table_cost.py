@@ -45,7 +45,7 @@ import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
 from albert_experiments.report import RESULTS_JSON  # noqa: E402
-from albert_experiments.spec import load_experiment, not_run_reason  # noqa: E402
+from albert_experiments.table_spec import load_experiment, not_run_reason  # noqa: E402
 from albert_experiments.variant_config import variant_config, what_it_computes  # noqa: E402
 from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
 from albert_tf.comparison.starts import folder_task  # noqa: E402

@@ -16,10 +16,6 @@ from albert_experiments.report.tables import (
     row_label,
     trend_markdown,
 )
-from albert_experiments.spec import (
-    METRICS,
-    ExperimentSpec,
-)
 from albert_experiments.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
 )
@@ -28,6 +24,10 @@ from albert_experiments.statistics.task_differences import (
 )
 from albert_experiments.statistics.verdicts import (
     verdicts_markdown,
+)
+from albert_experiments.table_spec import (
+    METRICS,
+    ExperimentSpec,
 )
 
 

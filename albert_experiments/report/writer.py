@@ -15,10 +15,6 @@ from albert_experiments.plots import plot_losses, plot_metrics, plot_trend
 from albert_experiments.records import RECORDS_DIR
 from albert_experiments.report.sections import SECTIONS, ReportParts
 from albert_experiments.result_store import read_result
-from albert_experiments.spec import (
-    ExperimentError,
-    ExperimentSpec,
-)
 from albert_experiments.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     downstream_average,
@@ -31,6 +27,10 @@ from albert_experiments.statistics.verdicts import (
     Claim,
     judge,
     verdict_record,
+)
+from albert_experiments.table_spec import (
+    ExperimentError,
+    ExperimentSpec,
 )
 from albert_tf.config.pretraining import model_config_from_mapping
 from albert_tf.io.files import atomic_write_bytes

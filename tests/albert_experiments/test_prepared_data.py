@@ -9,7 +9,7 @@ import yaml
 from experiment_tables import micro_table_document
 
 from albert_experiments import prepared_data
-from albert_experiments.spec import load_experiment
+from albert_experiments.table_spec import load_experiment
 
 
 def test_a_data_folder_named_relatively_finds_the_tokenizer_made_under_its_absolute_name(

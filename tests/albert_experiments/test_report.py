@@ -11,7 +11,7 @@ from experiment_results import sentence_result
 from experiment_tables import micro_table_document
 
 from albert_experiments.report import markdown_table, millions, table_command
-from albert_experiments.spec import experiment_from_mapping
+from albert_experiments.table_spec import experiment_from_mapping
 from albert_tf.config import ConfigError
 
 

@@ -18,8 +18,8 @@ from experiment_tables import SST2_OVERRIDES, micro_table_document, parameters_b
 
 from albert_experiments.cli import main as experiment_main
 from albert_experiments.heldout_scoring import PROBE_FROZEN
-from albert_experiments.spec import load_experiment
 from albert_experiments.statistics.intervals import paired_difference
+from albert_experiments.table_spec import load_experiment
 from albert_experiments.variant_config import variant_config
 
 

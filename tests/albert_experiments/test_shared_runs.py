@@ -14,7 +14,7 @@ from albert_experiments.shared_runs import (
     find_identical_run,
     find_random_start,
 )
-from albert_experiments.spec import load_experiment
+from albert_experiments.table_spec import load_experiment
 from albert_experiments.variant_config import variant_config, what_it_computes
 
 ROOT = REPOSITORY

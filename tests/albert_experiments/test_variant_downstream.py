@@ -9,7 +9,7 @@ import os
 import pytest
 
 from albert_experiments import prepared_data, variant_downstream
-from albert_experiments.spec import DownstreamSpec
+from albert_experiments.table_spec import DownstreamSpec
 from albert_tf.comparison import seed_loop
 
 

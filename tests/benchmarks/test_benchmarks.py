@@ -349,7 +349,7 @@ def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_on
     folder = tmp_path / "sentiment"
     folder.mkdir()
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
-    from albert_experiments.spec import DownstreamSpec
+    from albert_experiments.table_spec import DownstreamSpec
     plan = bench["table_cost"].fine_tune_plan(
         DownstreamSpec(data_dir=str(folder), recipe="small_model_v3"), 64)
     assert (plan["train_steps"], plan["early_stopping"]) == (2400, True)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from experiment_results import agreeing_outcomes, sentence_result, variant_scores
 
-from albert_experiments.spec import ExperimentError
 from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
 from albert_experiments.statistics.verdicts import Claim, judge, parse_claims, verdicts_markdown
+from albert_experiments.table_spec import ExperimentError
 
 
 def _result(name, accuracy, masked_tokens=10_000, metric="mlm_accuracy"):
@@ -93,8 +93,8 @@ def test_a_claim_against_chance_uses_the_sentence_examples():
      "headline must be true or false, got 'yes'"),
 ])
 def test_bad_claims_are_named(claim, message):
-    from albert_experiments.spec import ExperimentError
     from albert_experiments.statistics.verdicts import parse_claims
+    from albert_experiments.table_spec import ExperimentError
     with pytest.raises(ExperimentError, match=message):
         parse_claims([claim], ["a", "b"], "table.yaml", ExperimentError)
 

@@ -1,6 +1,6 @@
 """What an experiment file says at one scale, as typed settings: the corpus, tokenizer,
 shards, evaluation and downstream tasks every variant shares, and the variants (the table's
-rows). `albert_experiments.spec.reader` makes them from the file.
+rows). `albert_experiments.table_spec.reader` makes them from the file.
 """
 
 from __future__ import annotations

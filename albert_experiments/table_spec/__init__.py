@@ -36,12 +36,12 @@ machine, split into training and held-out documents here) or a mapping
 `{name, train_files, heldout_files}` of text files in the original format (one sentence per
 line, a blank line between documents) the user already has.
 
-The package: `table_spec` (the typed settings an experiment file becomes), `scales` (one
+The package: `settings` (the typed settings an experiment file becomes), `scales` (one
 scale's settings: includes, per-scale values, merging) and `reader` (the file read at a
 scale, with errors that name the field).
 """
 
-from albert_experiments.spec.reader import (
+from albert_experiments.table_spec.reader import (
     CUT_KEY,
     FALLBACK_KEY,
     NOT_RUN_KEY,
@@ -51,8 +51,8 @@ from albert_experiments.spec.reader import (
     not_run_reasons,
     table_name,
 )
-from albert_experiments.spec.scales import deep_merge, resolve_scale
-from albert_experiments.spec.table_spec import (
+from albert_experiments.table_spec.scales import deep_merge, resolve_scale
+from albert_experiments.table_spec.settings import (
     DOWNSTREAM_RECIPES,
     METRICS,
     PAPER_KEYS,

@@ -9,8 +9,14 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.spec.scales import as_mapping, deep_merge, resolve_scale, scale_settings
-from albert_experiments.spec.table_spec import (
+from albert_experiments.statistics.verdicts import parse_claims
+from albert_experiments.table_spec.scales import (
+    as_mapping,
+    deep_merge,
+    resolve_scale,
+    scale_settings,
+)
+from albert_experiments.table_spec.settings import (
     METRICS,
     PAPER_SCALE,
     CorpusSource,
@@ -23,7 +29,6 @@ from albert_experiments.spec.table_spec import (
     TokenizerSpec,
     VariantSpec,
 )
-from albert_experiments.statistics.verdicts import parse_claims
 from albert_tf.config.schema import apply_overrides, dataclass_from_mapping, load_yaml_mapping
 from albert_tf.text.options import DataPrepOptions
 from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES

@@ -1,4 +1,4 @@
-"""The table files (`albert_experiments.spec`): every paper table has one, every variant
+"""The table files (`albert_experiments.table_spec`): every paper table has one, every variant
 makes a valid pretraining config, the parameter counts are the formula's and the paper's,
 and bad files get errors that name the field."""
 
@@ -14,7 +14,7 @@ from experiment_tables import micro_table_document, parameters_by_hand
 from repository import REPOSITORY
 
 from albert_experiments.cli import main as experiment_main
-from albert_experiments.spec import (
+from albert_experiments.table_spec import (
     ExperimentError,
     experiment_from_mapping,
     load_experiment,
@@ -22,7 +22,7 @@ from albert_experiments.spec import (
     not_run_reasons,
     resolve_scale,
 )
-from albert_experiments.spec.reader import _downstream
+from albert_experiments.table_spec.reader import _downstream
 from albert_experiments.variant_config import variant_config
 from albert_tf.config import ConfigError
 from albert_tf.config.schema import load_yaml_mapping
