@@ -27,7 +27,7 @@ from albert_tf.training.trainer import run_pretraining
 
 
 def heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batch_size: int,
-                    max_batches: int | None) -> dict[str, dict[str, float]]:
+                   max_batches: int | None) -> dict[str, dict[str, float]]:
     """Metrics on the held-out SOP and NSP sets (the SOP set alone for a model without a
     sentence head: its MLM accuracy)."""
     sets = {"sop": heldout["sop"]} if config.sentence_objective == "none" else heldout
@@ -37,7 +37,7 @@ def heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batch
 
 
 def record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
-                             heldout: dict[str, str]) -> None:
+                            heldout: dict[str, str]) -> None:
     """Stores the run's right/wrong outcome on every held-out prediction (on the scored
     scope) in its folder (`albert_experiments.statistics.heldout_outcomes`);
     runs finished before outcomes were kept get them from their final checkpoint."""
@@ -66,8 +66,8 @@ def checkpoint_trend(spec: ExperimentSpec, config: PretrainConfig, heldout: dict
         tf_keras.backend.clear_session()
         model, _, _ = load_pretrainer(config.train.model_dir, path)
         accuracy = table6_row(heldout_scores(model, config, heldout,
-                                              spec.evaluation.batch_size,
-                                              spec.evaluation.max_batches))
+                                             spec.evaluation.batch_size,
+                                             spec.evaluation.max_batches))
         trend.append({"step": checkpoint_step(path), **{
             f"{task}_accuracy": value for task, value in accuracy.items()}})
     return trend

@@ -13,7 +13,12 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot  # noqa: E402  (the backend is chosen first)
 
-from albert_experiments.table_spec import METRICS, PAPER_KEYS, PERCENT_METRICS, ExperimentSpec  # noqa: E402
+from albert_experiments.table_spec import (  # noqa: E402
+    METRICS,
+    PAPER_KEYS,
+    PERCENT_METRICS,
+    ExperimentSpec,
+)
 from albert_tf.io.files import atomic_output  # noqa: E402
 
 CHANCE = {"nsp_accuracy": 0.5, "sop_accuracy": 0.5}

@@ -75,18 +75,6 @@ class Folders:
     reuse_records: tuple[str, ...] = ()
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 @dataclasses.dataclass(frozen=True)
 class VariantRun:
     """What the stages of one variant's run work with."""
@@ -274,7 +262,7 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
     trained = run_pretraining(config)
     model, _, checkpoint = load_pretrainer(config.train.model_dir)
     scores = heldout_scores(model, config, heldout, spec.evaluation.batch_size,
-                             spec.evaluation.max_batches)
+                            spec.evaluation.max_batches)
     accuracy = table6_row(scores)
     curves = run_curves(os.path.join(config.train.model_dir, "tensorboard"),
                         config.train.steps_per_epoch, trained.final_step)
@@ -296,14 +284,6 @@ def _pretrain_and_score(spec: ExperimentSpec, variant: VariantSpec, config: Pret
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "downstream": {},
     }
     return result
-
-
-
-
-
-
-
-
 
 
 def variants_to_run(spec: ExperimentSpec, only: Sequence[str] = ()) -> list[VariantSpec]:

@@ -43,7 +43,7 @@ def variant_config(spec: ExperimentSpec, variant: VariantSpec, model_dir: str,
 
 
 def prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData,
-                     work_dir: str) -> PretrainConfig:
+                    work_dir: str) -> PretrainConfig:
     """`variant_config` with the variant's shards made (or found) and its tokenizer's size."""
     objective = variant.objective
     return variant_config(
@@ -54,7 +54,7 @@ def prepared_config(spec: ExperimentSpec, variant: VariantSpec, data: Experiment
 
 
 def what_it_computes(spec: ExperimentSpec, variant: VariantSpec,
-                      config: PretrainConfig) -> dict[str, Any]:
+                     config: PretrainConfig) -> dict[str, Any]:
     """The settings a result depends on: the run config without places, and how the training
     shards were made (their sources and data-prep options)."""
     settings = config.to_dict()
