@@ -249,8 +249,14 @@ def run_differences(stored: Mapping[str, Any], requested: Mapping[str, Any],
     added to the package since the stored run was made)."""
     old, new = _flat(stored), _flat(json.loads(json.dumps(requested)))
     allowed = set(may_differ)
-    return [f"{name}: {old[name]!r} -> {new[name]!r}" for name in sorted(old.keys() & new.keys())
+    return [f"{name}: {_short(old[name])} -> {_short(new[name])}"
+            for name in sorted(old.keys() & new.keys())
             if name not in allowed and old[name] != new[name]]
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[:limit - 5] + " ...]"
 
 
 def entries(folder: str) -> list[str]:
