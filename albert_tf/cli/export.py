@@ -11,6 +11,8 @@
 
     # a fine-tuned run folder of albert-finetune (its best checkpoint), task outputs included
     albert-export --checkpoint runs/mrpc --output export/mrpc
+    # a raw-text model saved from Python (TextClassifier.save), its tokenizer inside it
+    albert-export --checkpoint sentiment.keras --output export/sentiment
 
 Signatures: serving_default (text), serving_pairs (text, text_pair), encode_ids (TF-Hub ids
 interface), preprocess, preprocess_pairs, and fill_mask for models with the masked-LM head.
@@ -36,8 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True,
-                        help="our model folder or one of its checkpoints/ckpt-N, or a source "
-                        "in another --from format")
+                        help="our model folder or one of its checkpoints/ckpt-N, a fine-tuning "
+                        "run folder, a raw-text model's .keras file, or a source in another "
+                        "--from format")
     parser.add_argument("--from", dest="source_format", default="ours", choices=CHECKPOINT_FORMATS)
     parser.add_argument("--config", help="model config for --from model_garden (or to "
                         "override the one beside the source)")
@@ -86,12 +89,16 @@ def _load_source(args):
     from albert_tf.checkpoints.convert import load_model, read_model_config
     from albert_tf.checkpoints.model_folder import folder_tokenizer
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
+    from albert_tf.finetuning.task_kinds import get_task
 
+    if args.source_format == "ours" and args.checkpoint.endswith(".keras"):
+        return _load_text_model(args.checkpoint)
     path, checkpoint = _source(args)
     if args.source_format == "ours" and is_finetune_run(path):
         run = load_finetuned(path, checkpoint)
         metadata = {"source": os.path.abspath(path), "source_format": "finetuned",
-                    "task": run.config.task, "global_step": run.step}
+                    "task": run.config.task, "global_step": run.step,
+                    **_labels(get_task(run.config).labels)}
         return (run.model, run.config.model.spm_model, run.config.model.lower_case,
                 run.config.data.max_seq_length, metadata)
     config = read_model_config(args.config) if args.config else None
@@ -105,6 +112,24 @@ def _load_source(args):
     return (loaded.model, loaded.spm_model, lower_case,
             _default_max_seq_length(args, path, loaded.config.max_position_embeddings),
             metadata)
+
+
+def _load_text_model(path: str):
+    """`_load_source` for a raw-text model's `.keras` file: its tokenizer is its own (bytes)."""
+    from albert_tf.text_models import load_text_model
+
+    model = load_text_model(path)
+    preprocessor = model.preprocessor
+    metadata = {"source": os.path.abspath(path), "source_format": "keras",
+                "task": type(model).__name__, "global_step": None,
+                **_labels(getattr(model, "labels", None))}
+    return (model, preprocessor.proto, preprocessor.lower_case, preprocessor.max_seq_length,
+            metadata)
+
+
+def _labels(labels) -> dict:
+    """The class names a classifier's probabilities are in the order of, for the metadata."""
+    return {} if labels is None else {"labels": list(labels)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,10 +162,12 @@ def _run(args) -> int:
         model = model.encoder
     output = export_saved_model(model, spm_model, args.output, options,
                                 metadata={**metadata, "precision": args.precision})
-    print(f"{metadata['source_format']} {metadata['source']} (step {metadata['global_step']})"
+    step = "" if metadata["global_step"] is None else f" (step {metadata['global_step']})"
+    tokenizer = "its own" if isinstance(spm_model, bytes) else spm_model
+    print(f"{metadata['source_format']} {metadata['source']}{step}"
           f" -> SavedModel {output}\n  max_seq_length {options.max_seq_length}, "
           f"{'lower-cased' if options.lower_case else 'cased'}, {args.precision}"
-          f"{', XLA' if options.jit_compile else ''}; tokenizer {spm_model}\n"
+          f"{', XLA' if options.jit_compile else ''}; tokenizer {tokenizer}\n"
           f"  load it with `import tensorflow_text` first (its ops tokenize in the graph)")
     return 0
 

@@ -25,9 +25,11 @@ themselves; `assets.extra/albert_export.json` records the export options and mod
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import tempfile
 from typing import Any, Mapping
 
 import tensorflow as tf
@@ -193,30 +195,45 @@ class AlbertServing:
         return tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)
 
 
-def export_saved_model(model, spm_model: str, output_dir: str,
+def export_saved_model(model, spm_model: str | bytes, output_dir: str,
                        options: ExportOptions = ExportOptions(),
                        metadata: Mapping[str, Any] | None = None) -> str:
     """Writes `model` as a SavedModel in the new (or empty) folder `output_dir`, atomically.
 
     Args:
         model: see `AlbertServing`.
-        spm_model: the model's SentencePiece `.model`.
+        spm_model: the model's SentencePiece `.model` (a path, or its bytes).
         output_dir: where the SavedModel goes.
         options: `ExportOptions`.
         metadata: extra facts for `assets.extra/albert_export.json` (e.g. the source).
     Returns the absolute path of the SavedModel folder.
     """
-    serving = AlbertServing(model, spm_model, options)
-    signatures = serving.signatures()
-    with staged_folder(output_dir) as staging:
-        tf.saved_model.save(serving.root(), staging, signatures=signatures)
-        os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
-        facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
-                 "model_config": serving.encoder.config.to_dict(),
-                 "signatures": sorted(signatures),
-                 "compute_dtype": model.compute_dtype}
-        with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
-                  encoding="utf-8") as f:
-            json.dump(facts, f, indent=2)
-            f.write("\n")
+    with _model_file(spm_model) as spm_path:
+        serving = AlbertServing(model, spm_path, options)
+        signatures = serving.signatures()
+        with staged_folder(output_dir) as staging:
+            tf.saved_model.save(serving.root(), staging, signatures=signatures)
+            facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
+                     "model_config": serving.encoder.config.to_dict(),
+                     "signatures": sorted(signatures),
+                     "compute_dtype": model.compute_dtype}
+            os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
+            with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
+                      encoding="utf-8") as f:
+                json.dump(facts, f, indent=2)
+                f.write("\n")
     return os.path.abspath(output_dir)
+
+
+@contextlib.contextmanager
+def _model_file(spm_model: str | bytes):
+    """A path of the SentencePiece model: its own, or a temporary file holding its bytes
+    (the SavedModel's asset is copied from a file)."""
+    if not isinstance(spm_model, bytes):
+        yield spm_model
+        return
+    with tempfile.TemporaryDirectory(prefix="albert-export-") as scratch:
+        path = os.path.join(scratch, "sentencepiece.model")
+        with open(path, "wb") as f:
+            f.write(spm_model)
+        yield path
