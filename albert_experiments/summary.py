@@ -2,11 +2,12 @@
 
     albert-experiment summary --scale mini   # writes experiments/results/summary-mini.md
 
-Per table (from `experiments/table*.yaml` and its `results.json`): how many variants have
-run, the range of held-out MLM accuracy and of the downstream average over them, how many
-of them are above the unigram plateau on held-out MLM, how many beat the table's random start
-on the downstream average (the interval paired by seed above 0) and by how much, and how
-many of the paper's claims are shown, not shown, contradicted or not run yet; then every
+Per table (from `experiments/table*.yaml` and its `results.json`): how many of the file's
+variants have run (those the scale cuts counted and named: `6 of 8 (2 cut)`), the range of
+held-out MLM accuracy and of the downstream average over them, how many of them are above
+the unigram plateau on held-out MLM, how many beat the table's random start on the
+downstream average (the interval paired by seed above 0) and by how much, and how many of
+the paper's claims are shown, not shown, contradicted or not run yet; then every
 claim with our difference and verdict. Reads only the reports, so it runs in a second.
 
     albert-experiment summary --scale mini --readme README.md
@@ -107,6 +108,12 @@ def _stuck(report: dict[str, Any] | None) -> tuple[int, int]:
     return sum(bool(run.get("stuck")) for run in runs), len(runs)
 
 
+def _variants_cell(table: dict[str, Any]) -> str:
+    """`k of n` over every variant of the table file, cut ones included: `6 of 8 (2 cut)`."""
+    cut = f" ({table['cut']} cut)" if table["cut"] else ""
+    return f"{table['variants_run']} of {table['variants']}{cut}"
+
+
 def _stuck_cell(table: dict[str, Any]) -> str:
     """`k of n`, or `–` for a table without fine-tunes."""
     stuck, runs = table["stuck"]
@@ -136,7 +143,8 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "name": spec.name, "title": spec.title, "paper_table": spec.paper_table,
             "results": os.path.relpath(os.path.dirname(report_path), results_root)
             if report else None,
-            "variants_run": len(variants), "variants": len(spec.variants) - len(spec.cut),
+            "variants_run": len(variants), "variants": len(spec.variants),
+            "cut": len(spec.cut),
             "mlm": _range([v["metrics"].get("mlm_accuracy") for v in variants]),
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
             "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
@@ -178,7 +186,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
             counts = {**counts, "not run": table["claims"]}
         title = table["title"] or table["name"]
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
-        lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
+        lines.append(f"| {link} | {_variants_cell(table)} | "
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
                      f"{_stuck_cell(table)} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
@@ -274,7 +282,7 @@ def _headline(verdicts: Sequence[dict[str, Any]]) -> str:
 
 def _readme_row(table: dict[str, Any], label: str) -> str:
     """`| label | variants run | stuck | headline |` for one table at one scale."""
-    return (f"| {label} | {table['variants_run']} of {table['variants']} | "
+    return (f"| {label} | {_variants_cell(table)} | "
             f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
 
 
