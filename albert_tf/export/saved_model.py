@@ -25,19 +25,16 @@ themselves; `assets.extra/albert_export.json` records the export options and mod
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
-import tempfile
 from typing import Any, Mapping
 
 import tensorflow as tf
 
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.export.loading import ExportError, register_text_ops
-from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
-from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.export.model_outputs import encoder_of, ids_specs, masked_lm_of, model_outputs
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 METADATA_FILE = "albert_export.json"
@@ -69,15 +66,6 @@ def _text_spec(name: str) -> tf.TensorSpec:
     return tf.TensorSpec([None], tf.string, name=name)
 
 
-def _ids_specs() -> dict[str, tf.TensorSpec]:
-    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-
-
-def _float32(outputs: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-    return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
-            for name, value in outputs.items()}
-
-
 class AlbertServing:
     """The serving functions of one model, and the `tf.Module` a SavedModel saves for them.
 
@@ -101,8 +89,8 @@ class AlbertServing:
         from albert_tf.preprocessing.packing import AlbertInputPacker
 
         self.model = model
-        self.encoder = model if isinstance(model, AlbertEncoder) else model.encoder
-        self.masked_lm = model.masked_lm if isinstance(model, AlbertPretrainer) else None
+        self.encoder = encoder_of(model)
+        self.masked_lm = masked_lm_of(model)
         max_positions = self.encoder.config.max_position_embeddings
         if options.max_seq_length is None:
             options = dataclasses.replace(options, max_seq_length=max_positions)
@@ -141,7 +129,7 @@ class AlbertServing:
         text, text_pair = _text_spec("text"), _text_spec("text_pair")
         functions = {"serving_default": (self._serve, [text]),
                      "serving_pairs": (self._serve, [text, text_pair]),
-                     "encode_ids": (self._encode_ids, [_ids_specs()]),
+                     "encode_ids": (self._encode_ids, [ids_specs()]),
                      "preprocess": (self._preprocess, [text]),
                      "preprocess_pairs": (self._preprocess, [text, text_pair])}
         if self.masked_lm is not None:
@@ -162,12 +150,7 @@ class AlbertServing:
         return {name: outputs[name] for name in ("pooled_output", "sequence_output")}
 
     def _model_outputs(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        inputs = {name: inputs[name] for name in INPUT_NAMES}
-        if self.model is self.encoder or self.masked_lm is not None:
-            outputs = self.encoder(inputs, training=False)
-        else:  # a task model: its outputs include the encoder's
-            outputs = self.model(inputs, training=False)
-        return _float32(outputs)
+        return model_outputs(self.model, inputs)
 
     def _fill_mask(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
         inputs = self.packer([self.tokenizer.tokenize_with_masks(text)])
@@ -195,45 +178,30 @@ class AlbertServing:
         return tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)
 
 
-def export_saved_model(model, spm_model: str | bytes, output_dir: str,
+def export_saved_model(model, spm_model: str, output_dir: str,
                        options: ExportOptions = ExportOptions(),
                        metadata: Mapping[str, Any] | None = None) -> str:
     """Writes `model` as a SavedModel in the new (or empty) folder `output_dir`, atomically.
 
     Args:
         model: see `AlbertServing`.
-        spm_model: the model's SentencePiece `.model` (a path, or its bytes).
+        spm_model: the model's SentencePiece `.model`.
         output_dir: where the SavedModel goes.
         options: `ExportOptions`.
         metadata: extra facts for `assets.extra/albert_export.json` (e.g. the source).
     Returns the absolute path of the SavedModel folder.
     """
-    with _model_file(spm_model) as spm_path:
-        serving = AlbertServing(model, spm_path, options)
-        signatures = serving.signatures()
-        with staged_folder(output_dir) as staging:
-            tf.saved_model.save(serving.root(), staging, signatures=signatures)
-            facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
-                     "model_config": serving.encoder.config.to_dict(),
-                     "signatures": sorted(signatures),
-                     "compute_dtype": model.compute_dtype}
-            os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
-            with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
-                      encoding="utf-8") as f:
-                json.dump(facts, f, indent=2)
-                f.write("\n")
+    serving = AlbertServing(model, spm_model, options)
+    signatures = serving.signatures()
+    with staged_folder(output_dir) as staging:
+        tf.saved_model.save(serving.root(), staging, signatures=signatures)
+        os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
+        facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
+                 "model_config": serving.encoder.config.to_dict(),
+                 "signatures": sorted(signatures),
+                 "compute_dtype": model.compute_dtype}
+        with open(os.path.join(staging, "assets.extra", METADATA_FILE), "w",
+                  encoding="utf-8") as f:
+            json.dump(facts, f, indent=2)
+            f.write("\n")
     return os.path.abspath(output_dir)
-
-
-@contextlib.contextmanager
-def _model_file(spm_model: str | bytes):
-    """A path of the SentencePiece model: its own, or a temporary file holding its bytes
-    (the SavedModel's asset is copied from a file)."""
-    if not isinstance(spm_model, bytes):
-        yield spm_model
-        return
-    with tempfile.TemporaryDirectory(prefix="albert-export-") as scratch:
-        path = os.path.join(scratch, "sentencepiece.model")
-        with open(path, "wb") as f:
-            f.write(spm_model)
-        yield path
