@@ -44,6 +44,9 @@ class Vocabulary:
     ordinary_ids: np.ndarray
 
 
+IN_MEMORY = "(SentencePiece model given as bytes)"  # what messages call a model without a path
+
+
 def model_checksum(proto: bytes) -> str:
     """`sha256:<hex>` of a SentencePiece model file's bytes, as the manifests record it."""
     return "sha256:" + hashlib.sha256(proto).hexdigest()
@@ -53,17 +56,27 @@ class SentencePieceTokenizer:
     """A loaded SentencePiece model checked for the ALBERT layout.
 
     Args:
-        model_path: the `.model` file. Text given to `encode` must already be normalized
-            (`albert_tf.text.normalize`), as the corpus readers do.
+        model_path: the `.model` file, or its bytes (a model that travels inside another
+            file, such as a saved Keras model). Text given to `encode` must already be
+            normalized (`albert_tf.text.normalize`), as the corpus readers do.
+
+    Attributes:
+        proto: the model's bytes.
     """
 
-    def __init__(self, model_path: str | os.PathLike):
-        self.model_path = os.fspath(model_path)
-        try:
-            proto = read_bytes(self.model_path)
-        except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
-            reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
-            raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") from None
+    def __init__(self, model_path: str | os.PathLike | bytes):
+        if isinstance(model_path, bytes):
+            self.model_path, proto = IN_MEMORY, model_path
+        else:
+            self.model_path = os.fspath(model_path)
+            try:
+                proto = read_bytes(self.model_path)
+            except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
+                reason = (getattr(error, "strerror", None) or getattr(error, "message", None)
+                          or error)
+                raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") \
+                    from None
+        self.proto = proto
         self.checksum = model_checksum(proto)
         self.processor = _parsed(proto, self.model_path)
         self.vocabulary = _vocabulary(self.processor)
