@@ -9,6 +9,7 @@
     albert-experiment summary --scale small --against mini   # and how each verdict moved
     albert-experiment summary --scale mini --readme README.md   # and the README's rows
     albert-experiment probe runs/my_run --tasks_dir tasks   # frozen features, no fine-tuning
+    albert-experiment check quickstart/run --task_dir quickstart/tasks/bbc-news   # one task
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
 pretrains every variant (a finished variant is skipped, an interrupted one resumes), scores
@@ -21,7 +22,10 @@ fine-tunes one pretraining run and a random start of the same sizes on every tas
 and writes `downstream.json` / `downstream.md` into the run (`downstream-<digest>.*` with a
 changed recipe, `--override`); `probe` fits a linear model on the frozen encoder outputs of
 the run and of random encoders of its sizes, per task folder, and writes `probe.json` /
-`probe.md` (seconds, where the fine-tunes take an hour). The fine-tunes of `run` and
+`probe.md` (seconds, where the fine-tunes take an hour); `check` is the quickstart's
+downstream check: the run and a random start fine-tuned on one task folder, three seeds of
+300 steps by default, `downstream_check.json` written into the run and a warning printed
+when the run is no better a start. The fine-tunes of `run` and
 `downstream` go two at a time on a machine with two or more cores and no GPU, each with its
 share of the cores; `ALBERT_FINE_TUNE_WORKERS=N` sets how many.
 """
@@ -134,11 +138,27 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--output_dir", help="where probe.json and probe.md go (default: the "
                                             "run folder)")
     add_verbose_flag(probe)
+    _add_check_command(commands)
     return parser
 
 
+def _add_check_command(commands) -> None:
+    check = commands.add_parser(
+        "check", help="is a pretraining run a better start than a random one on one task "
+                      "folder? (the quickstart's check)")
+    check.add_argument("run_dir", help="an albert-pretrain run folder")
+    check.add_argument("--task_dir", required=True,
+                       help="a task folder written by `albert-data task`, e.g. bbc-news")
+    check.add_argument("--train_steps", type=int, default=300,
+                       help="fine-tuning steps of each start (default: 300)")
+    check.add_argument("--seed", type=int, default=1, help="the first seed (default: 1)")
+    check.add_argument("--num_seeds", type=int, default=3,
+                       help="seeds per start, paired (default: 3)")
+    add_verbose_flag(check)
+
+
 def _folders(args, spec):
-    from albert_experiments.runner import Folders
+    from albert_lab.ablations.runner import Folders
     tables_root = os.path.join("runs", "experiments")
     results_dir = args.results_dir or os.path.join("experiments", "results", spec.name,
                                                    spec.scale)
@@ -167,7 +187,7 @@ def _reuse_dirs(args, default_pattern: str) -> tuple[str, ...]:
 def _reuse_records(args, results_dir: str) -> tuple[str, ...]:
     """The records folders of the other tables at the same scale, found beside the report's
     folder as the tables lay them out (`<results root>/<table>/<scale>/records`)."""
-    from albert_experiments.records import RECORDS_DIR
+    from albert_lab.ablations.records import RECORDS_DIR
     if getattr(args, "no_reuse", False):
         return ()
     table_dir, scale = os.path.split(os.path.normpath(results_dir))
@@ -178,8 +198,8 @@ def _reuse_records(args, results_dir: str) -> tuple[str, ...]:
 
 
 def _print_parameters(spec) -> None:
-    from albert_experiments.report import millions, paper_scale_parameters
-    from albert_experiments.variant_config import variant_config
+    from albert_lab.ablations.report import millions, paper_scale_parameters
+    from albert_lab.ablations.variant_config import variant_config
     from albert_tf.models.parameters import count_parameters
 
     print(f"{spec.title or spec.name}: parameters of each variant's encoder at the "
@@ -208,14 +228,16 @@ def _user_errors() -> tuple[type[Exception], ...]:
 
 
 def _run(args, argv: list[str]) -> int:
-    from albert_experiments.table_spec import load_experiment
+    from albert_lab.ablations.table_spec import load_experiment
 
     if args.command == "downstream":
         return _downstream(args)
     if args.command == "probe":
         return _probe(args)
+    if args.command == "check":
+        return _check(args)
     if args.command == "summary":
-        from albert_experiments.summary import write_readme_block, write_summary
+        from albert_lab.ablations.summary import write_readme_block, write_summary
         print(write_summary(args.experiments_dir, args.results_root, args.scale,
                             args.against), end="")
         if args.readme:
@@ -230,13 +252,13 @@ def _run(args, argv: list[str]) -> int:
         return 0
     folders = _folders(args, spec)
     if args.command == "report":
-        from albert_experiments.report import check_no_row_is_lost, write_report
-        from albert_experiments.runner import sync_records
+        from albert_lab.ablations.report import check_no_row_is_lost, write_report
+        from albert_lab.ablations.runner import sync_records
         sync_records(spec, folders)  # runs made on another machine, and records to keep
         check_no_row_is_lost(spec, folders)
         write_report(spec, folders, command="")
         return 0
-    from albert_experiments.runner import run_experiment
+    from albert_lab.ablations.runner import run_experiment
     command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
     report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
     waiting = [name for name in report["not_run"] if name not in report["cut"]]
@@ -246,7 +268,7 @@ def _run(args, argv: list[str]) -> int:
 
 
 def _downstream(args) -> int:
-    from albert_tf.comparison.suite import downstream_markdown, run_downstream
+    from albert_lab.comparison.suite import downstream_markdown, run_downstream
 
     if not os.path.isdir(args.tasks_dir):
         return fail("albert-experiment downstream", f"--tasks_dir {args.tasks_dir}: no such "
@@ -258,7 +280,7 @@ def _downstream(args) -> int:
 
 
 def _probe(args) -> int:
-    from albert_tf.comparison.probe import probe_markdown, probe_run
+    from albert_lab.comparison.probe import probe_markdown, probe_run
 
     if not os.path.isdir(args.tasks_dir):
         return fail("albert-experiment probe", f"--tasks_dir {args.tasks_dir}: no such "
@@ -269,6 +291,23 @@ def _probe(args) -> int:
     except ValueError as error:
         return fail("albert-experiment probe", str(error))
     print(probe_markdown(report), end="")
+    return 0
+
+
+def _check(args) -> int:
+    from albert_lab.comparison.check import CheckConfig, missing_task_note, run_downstream_check
+
+    name = "albert-experiment check"
+    if not os.path.isdir(args.task_dir):
+        return fail(name, f"--task_dir: {missing_task_note(args.task_dir)}")
+    try:
+        check = run_downstream_check(args.run_dir, CheckConfig(
+            args.task_dir, args.train_steps, args.seed, args.num_seeds))
+    except ValueError as error:  # what albert-finetune reports (ConfigError too)
+        return fail(name, str(error))
+    print(f"albert-experiment: {check.summary()}")
+    if check.warning():
+        print(f"albert-experiment: {check.warning()}", file=sys.stderr)
     return 0
 
 

@@ -14,10 +14,10 @@ from typing import Any
 import tensorflow as tf
 import tf_keras
 
-from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
-from albert_experiments.statistics.heldout_outcomes import save_outcomes
-from albert_experiments.table_spec import ExperimentSpec, VariantSpec, deep_merge
-from albert_experiments.variant_config import variant_config
+from albert_lab.ablations.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_lab.ablations.statistics.heldout_outcomes import save_outcomes
+from albert_lab.ablations.table_spec import ExperimentSpec, VariantSpec, deep_merge
+from albert_lab.ablations.variant_config import variant_config
 from albert_tf.checkpoints.model_folder import load_pretrainer
 from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.config.run_folder import checkpoint_step, run_folders
@@ -39,7 +39,7 @@ def heldout_scores(model, config: PretrainConfig, heldout: dict[str, str], batch
 def record_heldout_outcomes(spec: ExperimentSpec, config: PretrainConfig,
                             heldout: dict[str, str]) -> None:
     """Stores the run's right/wrong outcome on every held-out prediction (on the scored
-    scope) in its folder (`albert_experiments.statistics.heldout_outcomes`);
+    scope) in its folder (`albert_lab.ablations.statistics.heldout_outcomes`);
     runs finished before outcomes were kept get them from their final checkpoint."""
     tf_keras.backend.clear_session()
     model, _, _ = load_pretrainer(config.train.model_dir)

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot  # noqa: E402  (the backend is chosen first)
 
-from albert_experiments.table_spec import (  # noqa: E402
+from albert_lab.ablations.table_spec import (  # noqa: E402
     METRICS,
     PAPER_KEYS,
     PERCENT_METRICS,

@@ -21,14 +21,14 @@ import json
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.table_spec import CorpusSource, DownstreamSpec, ExperimentSpec
+from albert_lab.ablations.table_spec import CorpusSource, DownstreamSpec, ExperimentSpec
+from albert_lab.corpora.local_corpus import make_corpus
+from albert_lab.task_folders import summary_lines, write_task
 from albert_tf.io.files import file_digest
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.vocabulary import model_checksum
-from data_prep.local_corpus import make_corpus
 from data_prep.pipeline import build_shards, make_plan, train_tokenizer
-from data_prep.task_folders import summary_lines, write_task
 
 HELDOUT_OBJECTIVES = ("sop", "nsp")  # every variant is scored on both held-out sets
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from albert_experiments.result_store import RESULT_FILE, read_result
-from albert_experiments.statistics.heldout_outcomes import OUTCOMES_FILE
+from albert_lab.ablations.result_store import RESULT_FILE, read_result
+from albert_lab.ablations.statistics.heldout_outcomes import OUTCOMES_FILE
 from albert_tf.config.run_folder import run_folders
 from albert_tf.io.files import atomic_write_bytes, read_bytes
 

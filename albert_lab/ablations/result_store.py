@@ -2,7 +2,7 @@
 `<work_dir>/random_start/`), its parts typed (`VariantResult`), and the only code that reads,
 writes and copies one.
 
-Each part is written by one stage of the runner (`albert_experiments.runner.STAGES`); a stage
+Each part is written by one stage of the runner (`albert_lab.ablations.runner.STAGES`); a stage
 whose part is there is skipped, so the file grows as the variant's run goes on and an
 interrupted run resumes at the first missing part. Writes go through a temporary name; a run
 folder is copied (from another table that ran the same settings) under a temporary name too,
@@ -16,7 +16,9 @@ import os
 import shutil
 from typing import Any, TypedDict
 
+from albert_tf.config.pretraining import RETIRED_SECTIONS, PretrainConfig
 from albert_tf.io.files import atomic_write_bytes
+from albert_tf.text.options import DataPrepOptions
 
 RESULT_FILE = "result.json"
 _PARTIAL_SUFFIX = ".copying"  # a copy being made; renamed to the variant's folder when done
@@ -63,6 +65,25 @@ def read_result(folder: str) -> VariantResult | None:
         return None
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def comparable_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` (a run's `what_it_computes`, or a stored result's, written by an earlier
+    version) in today's form, so the two compare: the sections retired since left out
+    (`RETIRED_SECTIONS`), and each field added since filled in with its default, which is
+    what every run made before the field existed did (a new field's default keeps the
+    behaviour from before it). A stored file itself is left as it was."""
+    defaults = {**PretrainConfig().to_dict(),
+                "training_data": {"shards": DataPrepOptions().to_dict()}}
+    current = {key: value for key, value in settings.items() if key not in RETIRED_SECTIONS}
+    return _filled(current, defaults)
+
+
+def _filled(stored: Any, defaults: Any) -> Any:
+    if not (isinstance(stored, dict) and isinstance(defaults, dict)):
+        return stored
+    return {**{key: value for key, value in defaults.items() if key not in stored},
+            **{key: _filled(value, defaults.get(key)) for key, value in stored.items()}}
 
 
 def write_result(folder: str, result: VariantResult) -> None:

@@ -1,7 +1,7 @@
 """`albert-experiment run`: pretrain every variant of an experiment, score it, report.
 
 Per variant, under `<work_dir>/<variant>/`: an albert-pretrain run (config.yaml, checkpoints,
-backup, tensorboard) and its `result.json` (`albert_experiments.result_store`). A variant
+backup, tensorboard) and its `result.json` (`albert_lab.ablations.result_store`). A variant
 runs a list of stages (`STAGES`: pretraining with its held-out scores and curves, held-out
 outcomes, sentence probes, the checkpoint trend, downstream fine-tunes), each skipped when
 its part of the result is there, so the next run resumes at the first missing part (and
@@ -18,24 +18,24 @@ from typing import Any, Callable, Sequence
 
 import tf_keras
 
-from albert_experiments.curves import run_curves
-from albert_experiments.heldout_scoring import (
+from albert_lab.ablations.curves import run_curves
+from albert_lab.ablations.heldout_scoring import (
     add_sentence_probes,
     checkpoint_trend,
     heldout_counts,
     heldout_scores,
     record_heldout_outcomes,
 )
-from albert_experiments.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
-from albert_experiments.records import (
+from albert_lab.ablations.prepared_data import HELDOUT_OBJECTIVES, ExperimentData
+from albert_lab.ablations.records import (
     RECORDS_DIR,
     has_checkpoints,
     record_folder,
     restore_records,
     save_record,
 )
-from albert_experiments.report import RANDOM_START, check_no_row_is_lost, write_report
-from albert_experiments.result_store import (
+from albert_lab.ablations.report import RANDOM_START, check_no_row_is_lost, write_report
+from albert_lab.ablations.result_store import (
     VariantResult,
     copy_folder,
     copy_run,
@@ -43,20 +43,20 @@ from albert_experiments.result_store import (
     without_evaluation_extras,
     write_result,
 )
-from albert_experiments.shared_runs import (
+from albert_lab.ablations.shared_runs import (
     find_identical_record,
     find_identical_run,
     find_random_start,
     heldout_scope,
 )
-from albert_experiments.statistics.heldout_outcomes import load_outcomes
-from albert_experiments.table_spec import ExperimentError, ExperimentSpec, VariantSpec
-from albert_experiments.variant_config import finished_result, prepared_config, what_it_computes
-from albert_experiments.variant_downstream import task_done, variant_seed_loop
+from albert_lab.ablations.statistics.heldout_outcomes import load_outcomes
+from albert_lab.ablations.table_spec import ExperimentError, ExperimentSpec, VariantSpec
+from albert_lab.ablations.variant_config import finished_result, prepared_config, what_it_computes
+from albert_lab.ablations.variant_downstream import task_done, variant_seed_loop
+from albert_lab.comparison.seed_loop import raise_first_error, run_seed_loops
+from albert_lab.comparison.starts import start_overrides
+from albert_lab.comparison.suite import settings_digest
 from albert_tf.checkpoints.model_folder import load_pretrainer
-from albert_tf.comparison.seed_loop import raise_first_error, run_seed_loops
-from albert_tf.comparison.starts import start_overrides
-from albert_tf.comparison.suite import settings_digest
 from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.models.parameters import parameter_counts
 from albert_tf.training.evaluation import table6_row
@@ -69,7 +69,7 @@ class Folders:
     data_dir: str  # corpus, tokenizer, shards (shared by experiments)
     results_dir: str  # results.json, results.md, plots
     # Other tables' work folders: a variant run there with the same settings is copied
-    # rather than pretrained again (albert_experiments.shared_runs).
+    # rather than pretrained again (albert_lab.ablations.shared_runs).
     reuse_dirs: tuple[str, ...] = ()
     # Other tables' records folders, looked through when no work folder has such a run.
     reuse_records: tuple[str, ...] = ()
@@ -312,7 +312,7 @@ def run_experiment(spec: ExperimentSpec, folders: Folders, only: Sequence[str] =
 
 
 def sync_records(spec: ExperimentSpec, folders: Folders) -> None:
-    """Copies the table's records (`albert_experiments.records`) of runs that this machine's
+    """Copies the table's records (`albert_lab.ablations.records`) of runs that this machine's
     work folder lacks into it, then keeps a record of every finished run there that has none
     or an older one (runs made before records were kept, or by an interrupted command)."""
     names = [*(variant.name for variant in spec.variants), RANDOM_START]

@@ -5,13 +5,13 @@ E=128 model, Table 5's baselines reappear in Tables 6-12, and so it goes at our 
 Before pretraining a variant the runner looks through the work folders of other tables
 (`<work root>/<table>/<scale>/<variant>/result.json`) for a finished run that was made
 with the same settings (the run config without places, the training shards' sources and
-data-prep options: `albert_experiments.variant_config.what_it_computes`), the same
+data-prep options: `albert_lab.ablations.variant_config.what_it_computes`), the same
 tokenizer file and the same held-out scope, and copies that folder under the variant's
 name: its weights, logs, held-out scores and finished fine-tunes. Each table's folder
 stays complete on its own (delete one and the others keep working), and the copy's result
 says where it came from.
 When no work folder holds such a run (another machine made it, and its folders are gone), the
-other tables' records (`albert_experiments.records`, kept in git beside their reports) are
+other tables' records (`albert_lab.ablations.records`, kept in git beside their reports) are
 looked through the same way (`find_identical_record`): a record made with the same settings,
 held-out scope and data (`ExperimentData.provenance`: the corpus and the tokenizer's
 checksum) stands for the run, without its checkpoints.
@@ -29,8 +29,13 @@ from typing import Any, Iterator, Sequence
 
 import yaml
 
-from albert_experiments.result_store import RESULT_FILE, is_partial_copy, read_result
-from albert_experiments.statistics.heldout_outcomes import OUTCOMES_FILE
+from albert_lab.ablations.result_store import (
+    RESULT_FILE,
+    comparable_settings,
+    is_partial_copy,
+    read_result,
+)
+from albert_lab.ablations.statistics.heldout_outcomes import OUTCOMES_FILE
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 from albert_tf.finetuning.runner import RESULTS_FILE as FINETUNE_RESULTS_FILE
 from albert_tf.io.files import read_bytes
@@ -54,6 +59,7 @@ def _results_of_the_same_run(folders: Sequence[str], own_folder: str,
     result was made with `settings` and held-out `scope`; `own_folder` and half-made copies
     are skipped."""
     own = os.path.realpath(own_folder)
+    settings = comparable_settings(settings)
     for parent in folders:
         for path in sorted(glob.glob(os.path.join(parent, "*", RESULT_FILE))):
             folder = os.path.dirname(path)
@@ -63,7 +69,8 @@ def _results_of_the_same_run(folders: Sequence[str], own_folder: str,
                 stored = read_result(folder)
             except (OSError, ValueError):
                 continue  # being written, or not ours: not a run to copy
-            if (isinstance(stored, dict) and stored.get("settings") == settings
+            if (isinstance(stored, dict) and "settings" in stored
+                    and comparable_settings(stored["settings"]) == settings
                     and _stored_heldout_scope(stored) == scope):
                 yield folder, stored
 

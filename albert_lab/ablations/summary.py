@@ -34,15 +34,15 @@ import os
 import re
 from typing import Any, Sequence
 
-from albert_experiments.report import RESULTS_JSON
-from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
-from albert_experiments.table_spec import (
+from albert_lab.ablations.report import RESULTS_JSON
+from albert_lab.ablations.statistics.downstream_average import DOWNSTREAM_AVERAGE
+from albert_lab.ablations.table_spec import (
     ExperimentError,
     load_experiment,
     not_run_reason,
     table_name,
 )
-from albert_tf.comparison.gain import points_interval
+from albert_lab.comparison.gain import points_interval
 from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.io.files import atomic_write_bytes
 

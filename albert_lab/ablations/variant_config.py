@@ -4,7 +4,7 @@
 `what_it_computes` is the part of a run's settings its result depends on (places and
 distribution left out, the training shards' sources and data-prep options added): two runs
 with equal `what_it_computes` make the same result, so one may stand for the other
-(`albert_experiments.shared_runs`), and a stored result made with other settings is never
+(`albert_lab.ablations.shared_runs`), and a stored result made with other settings is never
 taken (`finished_result`).
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from albert_experiments.prepared_data import ExperimentData
-from albert_experiments.records import RECORDS_DIR
-from albert_experiments.result_store import read_result, result_path
-from albert_experiments.table_spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
+from albert_lab.ablations.prepared_data import ExperimentData
+from albert_lab.ablations.records import RECORDS_DIR
+from albert_lab.ablations.result_store import comparable_settings, read_result, result_path
+from albert_lab.ablations.table_spec import ExperimentError, ExperimentSpec, VariantSpec, deep_merge
 from albert_tf.config.pretraining import PretrainConfig, pretrain_config_from_mapping
 from albert_tf.config.schema import setting_differences
 from albert_tf.text.vocabulary import SentencePieceTokenizer
@@ -74,7 +74,9 @@ def finished_result(spec: ExperimentSpec, variant: VariantSpec, config: Pretrain
     result = read_result(config.train.model_dir)
     if result is None:
         return None
-    differences = setting_differences(result["settings"], what_it_computes(spec, variant, config))
+    differences = setting_differences(
+        comparable_settings(result["settings"]),
+        comparable_settings(what_it_computes(spec, variant, config)))
     if differences:
         raise ExperimentError(
             f"{result_path(config.train.model_dir)} was made with other settings than the "

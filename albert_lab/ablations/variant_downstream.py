@@ -14,7 +14,7 @@ Each seed is kept as it finishes, so an interrupted variant resumes at its next 
 fine-tuning runs live in `<variant run>/<folder>/seed<k>`; the folder's name carries a digest
 of the task's settings (source, recipe name, overrides, metric), so changed settings fine-tune
 anew instead of finding old runs. The digest holds the recipe's name, not its values: a
-changed small-model recipe gets a new name (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`).
+changed small-model recipe gets a new name (`albert_lab.comparison.recipes.SMALL_MODEL_RECIPES`).
 Entries made before test scores and stuck flags were kept lack them.
 """
 
@@ -25,11 +25,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from albert_experiments.table_spec import DownstreamSpec
-from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
-from albert_tf.comparison.seed_loop import SeedLoop
-from albert_tf.comparison.starts import folder_task
-from albert_tf.comparison.suite import settings_digest
+from albert_lab.ablations.table_spec import DownstreamSpec
+from albert_lab.comparison.recipes import SMALL_MODEL_RECIPES
+from albert_lab.comparison.seed_loop import SeedLoop
+from albert_lab.comparison.starts import folder_task
+from albert_lab.comparison.suite import settings_digest
 
 
 def task_done(task: DownstreamSpec, entry: Mapping[str, Any] | None) -> bool:
@@ -43,13 +43,13 @@ def variant_seed_loop(task: DownstreamSpec, task_folder: str, run_dir: str, spm_
                       seq_length: int, entry: Mapping[str, Any] | None,
                       keep: Callable[[dict[str, Any]], None],
                       start: Sequence[str] | None = None) -> SeedLoop:
-    """The seed loop (`albert_tf.comparison.seed_loop`) that fine-tunes the pretraining run
+    """The seed loop (`albert_lab.comparison.seed_loop`) that fine-tunes the pretraining run
     `run_dir` on `task` (its data in `task_folder`) once per seed not yet in `entry` (the
     task's stored scores), calling `keep` with the updated entry after each seed. An entry
     made with other settings is started anew.
 
     `start` replaces the start (default: `model.init_checkpoint=<run_dir>`), e.g. a random
-    start's `model.config=...` (`albert_tf.comparison.starts.start_overrides`); the runs
+    start's `model.config=...` (`albert_lab.comparison.starts.start_overrides`); the runs
     then still live under `run_dir`."""
     settings = task.settings()
     if not entry or entry.get("settings") != settings:

@@ -1,8 +1,8 @@
 """Gradient accumulation: one update of batch B as N micro-batches of B / N, against the
 plain step of batch B; peak memory and examples per second.
 
-    python benchmarks/accumulation.py                             # albert_base, 32 = 8 x 4
-    python benchmarks/accumulation.py --model tiny --batch_size 64 --micro_batches 4 8
+    python -m albert_lab.benchmarks.accumulation                           # albert_base, 32 = 8 x 4
+    python -m albert_lab.benchmarks.accumulation --model tiny --batch_size 64 --micro_batches 4 8
 
 Each variant runs in its own process (started by this script), so its peak memory is its
 own: the process's peak RSS on a CPU, the device's peak allocation on a GPU or TPU. Every
@@ -23,8 +23,8 @@ import subprocess
 import sys
 import time
 
-from common import device_peak_memory_gib, machine, write_result
-from summary import accumulation_table
+from albert_lab.benchmarks.common import device_peak_memory_gib, machine, write_result
+from albert_lab.benchmarks.summary import accumulation_table
 
 RESULT_PREFIX = "ACCUMULATION_RESULT "
 
@@ -35,11 +35,15 @@ def measure(args) -> dict:
     import tensorflow as tf
     import tf_keras
 
+    from albert_lab.benchmarks.train_step import (
+        DECAY_STEPS,
+        ExecutionTimer,
+        random_pretraining_batch,
+    )
     from albert_tf.config.presets import load_preset
     from albert_tf.flops import pretraining_step_flops
     from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
     from albert_tf.models.pretrainer import AlbertPretrainer
-    from train_step import DECAY_STEPS, ExecutionTimer, random_pretraining_batch
 
     config = load_preset(args.model)
     batch = random_pretraining_batch(config, args.batch_size, args.seq_length,
@@ -70,7 +74,7 @@ def measure(args) -> dict:
 
 def run_variant(args, micro_batches: int) -> dict:
     """`measure` in a child process; adds its peak RSS (from wait4)."""
-    command = [sys.executable, __file__, "--variant", str(micro_batches),
+    command = [sys.executable, "-m", __spec__.name, "--variant", str(micro_batches),
                *_shared_arguments(args)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})

@@ -9,7 +9,9 @@ import time
 
 from albert_tf.io.machine import cpu_flags, cpu_name, machine  # noqa: F401 (machine: for the benchmarks)
 
-RESULTS = pathlib.Path(__file__).parent / "results"
+# Relative to the working folder, the repository's root (as `albert-experiment` writes
+# experiments/results/ there).
+RESULTS = pathlib.Path("benchmarks", "results")
 
 # CPU flags (from /proc/cpuinfo) of matrix units that make bfloat16 matmuls faster than
 # float32 ones: AVX512-BF16 (Cooper Lake, Zen 4) and AMX (Sapphire Rapids).

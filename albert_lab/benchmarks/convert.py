@@ -5,7 +5,7 @@ heads included) is written, then timed: reading it into our model (`load_origina
 our model folder, writing transformers safetensors, and reading those back. Peak RSS is the
 process's high-water mark after each preset (so it only grows). Prints a table and writes JSON:
 
-    python benchmarks/convert.py --presets albert_base albert_xxlarge
+    python -m albert_lab.benchmarks.convert --presets albert_base albert_xxlarge
 """
 
 from __future__ import annotations
@@ -16,21 +16,19 @@ import resource
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from albert_tf.checkpoints.huggingface import load_huggingface, save_huggingface  # noqa: E402
-from albert_tf.checkpoints.model_folder import load_pretrainer, save_model_folder  # noqa: E402
-from albert_tf.checkpoints.original import (  # noqa: E402
+from albert_lab.benchmarks.common import machine, write_result
+from albert_tf.checkpoints.huggingface import load_huggingface, save_huggingface
+from albert_tf.checkpoints.model_folder import load_pretrainer, save_model_folder
+from albert_tf.checkpoints.original import (
     build_model,
     load_original,
     original_arrays,
     write_name_based_checkpoint,
 )
-from albert_tf.checkpoints.original_config import to_original_config  # noqa: E402
-from albert_tf.config.presets import load_preset  # noqa: E402
-from common import machine, write_result  # noqa: E402
+from albert_tf.checkpoints.original_config import to_original_config
+from albert_tf.config.presets import load_preset
 
 
 def _peak_rss_mb() -> float:

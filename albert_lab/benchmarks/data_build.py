@@ -1,13 +1,13 @@
 """Data prep throughput: examples/s of `albert-data build` for 1 and 2 workers, peak memory.
 
     sudo apt-get install python3.11-doc        # the corpus: Python's documentation sources
-    python benchmarks/data_build.py             # seq 128, dupe 2, as the reference figure
-    python benchmarks/data_build.py --corpus my_corpus.txt --workers 1,2,4
+    python -m albert_lab.benchmarks.data_build            # seq 128, dupe 2, as the reference figure
+    python -m albert_lab.benchmarks.data_build --corpus my_corpus.txt --workers 1,2,4
 
 The corpus is real English assembled from what is on the machine: the reStructuredText
 sources of the Python 3.11 documentation from Debian's `python3.11-doc` package
 (/usr/share/doc/python3.11/html/_sources, about 7 MB of prose after markup is removed; see
-`data_prep.local_corpus`), built from 4 copies of it so a run lasts long enough for process
+`albert_lab.corpora.local_corpus`), built from 4 copies of it so a run lasts long enough for process
 start-up not to count. A SentencePiece model is trained on it first (not timed; 16,000
 pieces, as much as a 7 MB corpus supports). Each build runs as its own process, timed end
 to end (reading, normalization, SentencePiece, segments, masking, serialization, writing,
@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-import common
+from albert_lab.benchmarks import common
 
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
 MEASURE = """
@@ -45,11 +45,11 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 
 
 def prepare(args, folder: str) -> tuple[str, str, dict]:
+    from albert_lab.corpora.local_corpus import make_corpus
     from albert_tf.text.options import DataPrepOptions
     from albert_tf.text.statistics import InputReport
     from albert_tf.text.vocabulary import train_sentencepiece
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.local_corpus import make_corpus
 
     if args.corpus:
         corpus = {"path": args.corpus, "bytes": os.path.getsize(args.corpus),

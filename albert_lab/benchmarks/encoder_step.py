@@ -1,7 +1,7 @@
 """Encoder forward + backward step: examples/s and model-FLOPs utilisation, ours vs Model Garden.
 
-    python benchmarks/encoder_step.py                       # tiny and albert_base, seq 128
-    python benchmarks/encoder_step.py --presets albert_base --batch_size 16 --steps 10
+    python -m albert_lab.benchmarks.encoder_step                     # tiny and albert_base, seq 128
+    python -m albert_lab.benchmarks.encoder_step --presets albert_base --batch_size 16 --steps 10
 
 For each preset it times one gradient computation of the encoder (a training step without the
 pretraining heads and the optimizer update, which later benchmarks add), as a tf.function with
@@ -17,16 +17,14 @@ import argparse
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import psutil
+import tensorflow as tf
 
-import psutil  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
-from albert_tf.config.presets import load_preset  # noqa: E402
-from albert_tf.flops import encoder_training_flops  # noqa: E402
-from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs  # noqa: E402
-from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
+from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, write_result
+from albert_tf.checkpoints.model_garden import model_garden_encoder
+from albert_tf.config.presets import load_preset
+from albert_tf.flops import encoder_training_flops
+from albert_tf.models.encoder import AlbertEncoder, random_encoder_inputs
 
 
 def make_step(encoder, jit_compile: bool):

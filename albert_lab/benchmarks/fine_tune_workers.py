@@ -1,11 +1,11 @@
 """Fine-tunes side by side: runs per hour of the downstream suite's fine-tunes with one worker
 process and with several, each worker with its share of the cores.
 
-    python benchmarks/fine_tune_workers.py                    # 4 runs of 200 steps, 1 and 2
-    python benchmarks/fine_tune_workers.py --hidden_size 128 --workers 1 2 4
+    python -m albert_lab.benchmarks.fine_tune_workers                 # 4 runs of 200 steps, 1 and 2
+    python -m albert_lab.benchmarks.fine_tune_workers --hidden_size 128 --workers 1 2 4
 
 The seed loops of the downstream suite, the tables and `albert-pretrain`'s check
-(`albert_tf.comparison.seed_loop.run_seed_loops`) fine-tune small models many times: the
+(`albert_lab.comparison.seed_loop.run_seed_loops`) fine-tune small models many times: the
 suite's recipe (`small_model_v4`: batches of 32, sequences of 128, AdamW) from a random start
 of `--hidden_size` x `--num_layers` (E 32, 4 heads, 4x feed-forward, all shared). Each
 setting fine-tunes the same `--runs` seeds in a fresh folder with `--workers` processes at
@@ -25,22 +25,20 @@ import os
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import yaml
 
-import yaml  # noqa: E402
-
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE  # noqa: E402
-from albert_tf.comparison.seed_loop import (  # noqa: E402
+from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.serving import sentencepiece_model
+from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_lab.comparison.seed_loop import (
     SeedLoop,
     raise_first_error,
     run_seed_loops,
     threads_per_worker,
 )
-from albert_tf.io.machine import usable_cpus  # noqa: E402
-from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION  # noqa: E402
-from common import machine, write_result  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-from serving import sentencepiece_model  # noqa: E402
+from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_tf.io.machine import usable_cpus
+from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 
 
 def write_task(folder: str, train: int = 2000, dev: int = 300) -> None:

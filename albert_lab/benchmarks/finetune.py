@@ -1,8 +1,8 @@
 """Fine-tuning costs: feature conversion rates and the classifier train step with and without
 per-batch padding cuts.
 
-    python benchmarks/finetune.py                       # tiny and albert_base
-    python benchmarks/finetune.py --presets albert_base --spm_model 30k-clean.model
+    python -m albert_lab.benchmarks.finetune                       # tiny and albert_base
+    python -m albert_lab.benchmarks.finetune --presets albert_base --spm_model 30k-clean.model
 
 Conversion: sentence pairs and SQuAD questions built from the docstrings of this Python's
 standard library (English prose on every machine) go through the task code `albert-finetune`
@@ -27,30 +27,27 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import os
 import random
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
+import tensorflow as tf
+import tf_keras
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import tf_keras  # noqa: E402
-
-from albert_tf.config.finetuning import load_finetune_config  # noqa: E402
-from albert_tf.config.presets import load_preset  # noqa: E402
-from albert_tf.finetuning.datasets import trim_to_longest  # noqa: E402
-from albert_tf.finetuning.task_kinds import get_task  # noqa: E402
-from albert_tf.flops import encoder_training_flops  # noqa: E402
-from albert_tf.loop.optimization import OptimizerConfig, create_optimizer  # noqa: E402
-from albert_tf.models.task_models import AlbertClassifier  # noqa: E402
-from albert_tf.task_data import squad, squad_postprocess  # noqa: E402
-from albert_tf.task_data.examples import SquadExample, TextExample  # noqa: E402
-from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
-from common import machine, measure_matmul_peak, write_result  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
-from serving import sentencepiece_model  # noqa: E402
+from albert_lab.benchmarks.common import machine, measure_matmul_peak, write_result
+from albert_lab.benchmarks.serving import sentencepiece_model
+from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_tf.config.finetuning import load_finetune_config
+from albert_tf.config.presets import load_preset
+from albert_tf.finetuning.datasets import trim_to_longest
+from albert_tf.finetuning.task_kinds import get_task
+from albert_tf.flops import encoder_training_flops
+from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
+from albert_tf.models.task_models import AlbertClassifier
+from albert_tf.task_data import squad, squad_postprocess
+from albert_tf.task_data.examples import SquadExample, TextExample
+from albert_tf.tokenization import AlbertTokenizer
 
 
 def sentences() -> list[str]:

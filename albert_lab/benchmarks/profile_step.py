@@ -1,7 +1,7 @@
 """Where a pretraining step's time goes: a TensorBoard profiler trace and a table of op costs.
 
-    python benchmarks/profile_step.py                                # albert_base, plain and XLA
-    python benchmarks/profile_step.py --model tiny --batch_size 64 --steps 10
+    python -m albert_lab.benchmarks.profile_step                        # albert_base, plain and XLA
+    python -m albert_lab.benchmarks.profile_step --model tiny --batch_size 64 --steps 10
     tensorboard --logdir benchmarks/profiles    # with tensorboard-plugin-profile installed
 
 For each mode (plain, XLA) it builds our `AlbertPretrainer` as `train_step.py` does, runs one
@@ -30,15 +30,13 @@ import pathlib
 import shutil
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf
 
-import tensorflow as tf  # noqa: E402
-
-from albert_tf.config.presets import load_preset  # noqa: E402
-from common import machine, write_result  # noqa: E402
-from summary import profile_table  # noqa: E402
-from trace_analysis import breakdown, read_space, self_times  # noqa: E402
-from train_step import compiled_trainer, random_pretraining_batch  # noqa: E402
+from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.summary import profile_table
+from albert_lab.benchmarks.trace_analysis import breakdown, read_space, self_times
+from albert_lab.benchmarks.train_step import compiled_trainer, random_pretraining_batch
+from albert_tf.config.presets import load_preset
 
 
 def profile_mode(args, config, batch, jit_compile: bool) -> dict:
@@ -68,7 +66,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2, help="traced steps per mode")
     parser.add_argument("--modes", nargs="+", default=["plain", "xla"], choices=["plain", "xla"])
     parser.add_argument("--top", type=int, default=15, help="rows per table")
-    parser.add_argument("--logdir", default=str(pathlib.Path(__file__).parent / "profiles"))
+    parser.add_argument("--logdir", default=str(pathlib.Path("benchmarks", "profiles")))
     parser.add_argument("--output", default=None, help="JSON path (default: results/...)")
     args = parser.parse_args()
     config = load_preset(args.model, args.override)

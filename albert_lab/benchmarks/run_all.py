@@ -1,11 +1,11 @@
 """Every benchmark in one run: one JSON per machine, a markdown summary, the targets checked.
 
-    python benchmarks/run_all.py                    # the full suite, about an hour on 2 cores
-    python benchmarks/run_all.py --quick            # small settings, a smoke run of minutes
-    python benchmarks/run_all.py --only train_step profile_step
-    python benchmarks/run_all.py --strategy tpu --tpu my-tpu      # the train steps on a TPU
-    python benchmarks/run_all.py --resume           # after a crash: skips finished benchmarks
-    python benchmarks/run_all.py --resume --only data_prep    # measure one again, keep the rest
+    python -m albert_lab.benchmarks.run_all             # the full suite, an hour on 2 cores
+    python -m albert_lab.benchmarks.run_all --quick     # small settings, a smoke run of minutes
+    python -m albert_lab.benchmarks.run_all --only train_step profile_step
+    python -m albert_lab.benchmarks.run_all --strategy tpu --tpu my-tpu   # train steps on a TPU
+    python -m albert_lab.benchmarks.run_all --resume    # after a crash: skips finished ones
+    python -m albert_lab.benchmarks.run_all --resume --only data_prep   # one again, keep the rest
 
 Each benchmark is its own script (run alone, each prints its table and documents its method)
 and runs here as its own process, so one's memory does not count against the next and its
@@ -34,19 +34,20 @@ import sys
 import tempfile
 import time
 
-from common import RESULTS, machine, write_result
-from summary import evaluate_targets, summary_markdown
+from albert_lab.benchmarks.common import RESULTS, machine, write_result
+from albert_lab.benchmarks.summary import evaluate_targets, summary_markdown
 
-HERE = pathlib.Path(__file__).resolve().parent
+PACKAGE = "albert_lab.benchmarks"  # where the suite's modules are
 
 
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
-    """One script of the suite with its arguments for the full and the quick run (None: not
-    in the quick run); `on_strategy`: it takes `--strategy`/`--tpu`."""
+    """One module of the suite (`PACKAGE.<module>`) with its arguments for the
+    full and the quick run (None: not in the quick run); `on_strategy`: it takes
+    `--strategy`/`--tpu`."""
 
     name: str
-    script: str
+    module: str
     full: tuple[str, ...]
     quick: tuple[str, ...] | None
     on_strategy: bool = False
@@ -55,35 +56,36 @@ class Benchmark:
 SUITE = (
     # 16 copies of the corpus: a build of half a minute, so a worker's start (0.4 s) counts
     # about as little as in a real build of hours.
-    Benchmark("data_prep", "data_build.py", ("--copies", "16", "--num_shards", "32"),
+    Benchmark("data_prep", "data_build", ("--copies", "16", "--num_shards", "32"),
               ("--copies", "1", "--num_shards", "4", "--vocab_size", "4000")),
-    Benchmark("train_step", "train_step.py",
+    Benchmark("train_step", "train_step",
               ("--models", "tiny", "albert_base", "bert_base"),
               ("--models", "tiny", "--steps", "5", "--executions", "1"), on_strategy=True),
-    Benchmark("train_step_large", "train_step.py",
+    Benchmark("train_step_large", "train_step",
               ("--models", "albert_large", "bert_large", "--implementations", "albert_tf",
                "--modes", "xla", "--steps", "2", "--executions", "2"), None, on_strategy=True),
-    Benchmark("profile_step", "profile_step.py", (),
+    Benchmark("profile_step", "profile_step", (),
               ("--model", "tiny", "--batch_size", "16", "--steps", "2")),
-    Benchmark("encoder_step", "encoder_step.py", (),
+    Benchmark("encoder_step", "encoder_step", (),
               ("--presets", "tiny", "--steps", "3", "--warmup", "1")),
-    Benchmark("serving", "serving.py", (),
+    Benchmark("serving", "serving", (),
               ("--presets", "tiny", "--requests", "tiny:1=20,32=5")),
-    Benchmark("finetune", "finetune.py", (),
+    Benchmark("finetune", "finetune", (),
               ("--presets", "tiny", "--pairs", "2000", "--questions", "500", "--steps", "2")),
-    Benchmark("convert", "convert.py", (), ("--presets", "tiny")),
-    Benchmark("small_model_step", "small_model_step.py", (),
+    Benchmark("convert", "convert", (), ("--presets", "tiny")),
+    Benchmark("small_model_step", "small_model_step", (),
               ("--variants", "trainer", "plain", "--executions", "1")),
-    Benchmark("fine_tune_workers", "fine_tune_workers.py", (),
+    Benchmark("fine_tune_workers", "fine_tune_workers", (),
               ("--runs", "2", "--steps", "20")),
-    Benchmark("accumulation", "accumulation.py", ("--xla",),
+    Benchmark("accumulation", "accumulation", ("--xla",),
               ("--model", "tiny", "--batch_size", "64", "--steps", "3", "--executions", "1")),
 )
 
 
 def command_for(benchmark: Benchmark, args, output: str) -> list[str]:
     arguments = benchmark.quick if args.quick else benchmark.full
-    command = [sys.executable, str(HERE / benchmark.script), *arguments, "--output", output]
+    command = [sys.executable, "-m", f"{PACKAGE}.{benchmark.module}", *arguments, "--output",
+               output]
     if benchmark.on_strategy:
         command += ["--strategy", args.strategy] + (["--tpu", args.tpu] if args.tpu else [])
     return command
@@ -94,7 +96,7 @@ def run_benchmark(command: list[str], name: str) -> dict:
     RSS of its process tree and the last lines it printed."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=HERE.parent,
+                               text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     tail: list[str] = []
     for line in process.stdout:

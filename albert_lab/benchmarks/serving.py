@@ -1,7 +1,7 @@
 """Raw-text serving latency of an exported SavedModel: p50/p99 per request, tokenization share.
 
-    python benchmarks/serving.py                          # tiny and albert_base, seq 128
-    python benchmarks/serving.py --presets albert_base --spm_model 30k-clean.model
+    python -m albert_lab.benchmarks.serving                          # tiny and albert_base, seq 128
+    python -m albert_lab.benchmarks.serving --presets albert_base --spm_model 30k-clean.model
 
 For each preset, a model with random weights is exported with `albert-export`'s code path
 (`export_saved_model`, max_seq_length 128), loaded back with `tf.saved_model.load`, and its
@@ -29,19 +29,17 @@ import os
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
+import tensorflow as tf
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from albert_tf.checkpoints.original import build_model  # noqa: E402
-from albert_tf.config.presets import load_preset  # noqa: E402
-from albert_tf.export import ExportOptions, export_saved_model, load_saved_model  # noqa: E402
-from albert_tf.flops import encoder_forward_flops_per_token  # noqa: E402
-from albert_tf.text.normalize import normalize_text  # noqa: E402
-from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece  # noqa: E402
-from common import device_info, machine, measure_matmul_peak, write_result  # noqa: E402
-from data_prep.local_corpus import stdlib_docstring_documents  # noqa: E402
+from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, write_result
+from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_tf.checkpoints.original import build_model
+from albert_tf.config.presets import load_preset
+from albert_tf.export import ExportOptions, export_saved_model, load_saved_model
+from albert_tf.flops import encoder_forward_flops_per_token
+from albert_tf.text.normalize import normalize_text
+from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece
 
 HEADER = (f"{'preset':<12} {'xla':<4} {'batch':>5} {'requests':>8} {'p50 ms':>9} {'p99 ms':>9} "
           f"{'first ms':>9} {'tokenize p50 ms':>15} {'tokenize %':>10} {'texts/s':>8} "

@@ -1,7 +1,7 @@
 """Small-model pretraining step: examples/s of the mini-scale ablation model, setting by setting.
 
-    python benchmarks/small_model_step.py                       # the mini Table 6 model
-    python benchmarks/small_model_step.py --variants trainer plain bf16 --executions 8
+    python -m albert_lab.benchmarks.small_model_step                       # the mini Table 6 model
+    python -m albert_lab.benchmarks.small_model_step --variants trainer plain bf16 --executions 8
 
 The mini scale of the experiments (`experiments/scales/mini.yaml`) trains an ALBERT of hidden
 size 64 (E 32, 4 shared layers, 4 heads, feed-forward 256) on batches of 64 x 64 tokens with
@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 
-from common import machine, write_result
+from albert_lab.benchmarks.common import machine, write_result
 
 RESULT_PREFIX = "SMALL_MODEL_RESULT "
 
@@ -121,12 +121,12 @@ def measure(variant: str, args) -> dict:
     import tensorflow as tf
     import tf_keras
 
+    from albert_lab.benchmarks.common import measure_matmul_peak
+    from albert_lab.benchmarks.train_step import ExecutionTimer, random_pretraining_batch
     from albert_tf.config.precision import precision_policy
     from albert_tf.flops import pretraining_step_flops
     from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
     from albert_tf.models.pretrainer import AlbertPretrainer
-    from common import measure_matmul_peak
-    from train_step import ExecutionTimer, random_pretraining_batch
 
     settings = VARIANTS[variant][2]
     if settings["threads"] != "default":
@@ -166,7 +166,7 @@ def run_variant(variant: str, args) -> dict:
     """`variant` (or "shapes") measured in a process of its own."""
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
                    **(VARIANTS[variant][1] if variant in VARIANTS else {})}
-    command = [sys.executable, __file__, "--child", variant, "--batch_size",
+    command = [sys.executable, "-m", __spec__.name, "--child", variant, "--batch_size",
                str(args.batch_size), "--seq_length", str(args.seq_length),
                "--num_predictions", str(args.num_predictions), "--executions",
                str(args.executions)]

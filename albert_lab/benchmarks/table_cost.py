@@ -1,7 +1,7 @@
 """What the ablation tables cost at a scale, in CPU-hours of this machine, before running them.
 
-    python benchmarks/table_cost.py --scale small              # every table
-    python benchmarks/table_cost.py --scale mini --tables table6_sentence_objective
+    python -m albert_lab.benchmarks.table_cost --scale small              # every table
+    python -m albert_lab.benchmarks.table_cost --scale mini --tables table6_sentence_objective
 
 For every variant of every table (`experiments/table*.yaml` at `--scale`) it builds the
 variant's model and times, on random inputs of the scale's shapes, one pretraining step
@@ -37,28 +37,25 @@ import json
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import numpy as np
+import tensorflow as tf
+import tf_keras
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import tf_keras  # noqa: E402
-
-from albert_experiments.report import RESULTS_JSON  # noqa: E402
-from albert_experiments.table_spec import load_experiment, not_run_reason  # noqa: E402
-from albert_experiments.variant_config import variant_config, what_it_computes  # noqa: E402
-from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES  # noqa: E402
-from albert_tf.comparison.starts import folder_task  # noqa: E402
-from albert_tf.config.finetuning import load_finetune_config, recipe_path  # noqa: E402
-from albert_tf.config.schema import load_yaml_mapping  # noqa: E402
-from albert_tf.flops import pretraining_step_flops  # noqa: E402
-from albert_tf.loop.optimization import create_optimizer  # noqa: E402
-from albert_tf.models.encoder import random_encoder_inputs  # noqa: E402
-from albert_tf.models.pretrainer import AlbertPretrainer  # noqa: E402
-from albert_tf.models.task_models import AlbertClassifier  # noqa: E402
-from common import machine, write_result  # noqa: E402
-from data_prep.task_folders import TASK_SOURCES  # noqa: E402
-from train_step import ExecutionTimer, random_pretraining_batch  # noqa: E402
+from albert_lab.ablations.report import RESULTS_JSON
+from albert_lab.ablations.table_spec import load_experiment, not_run_reason
+from albert_lab.ablations.variant_config import variant_config, what_it_computes
+from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.train_step import ExecutionTimer, random_pretraining_batch
+from albert_lab.comparison.recipes import SMALL_MODEL_RECIPES
+from albert_lab.comparison.starts import folder_task
+from albert_lab.task_folders import TASK_SOURCES
+from albert_tf.config.finetuning import load_finetune_config, recipe_path
+from albert_tf.config.schema import load_yaml_mapping
+from albert_tf.flops import pretraining_step_flops
+from albert_tf.loop.optimization import create_optimizer
+from albert_tf.models.encoder import random_encoder_inputs
+from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.models.task_models import AlbertClassifier
 
 FINETUNE_CLASSES = 5  # the head's width does not matter to the step time
 
@@ -156,7 +153,7 @@ def downstream_hours(clock: StepClock, model_config, plans: list[dict], seq_leng
 
 
 def measured_hours(table: str, scale: str) -> dict[str, float]:
-    path = os.path.join(REPOSITORY, "experiments", "results", table, scale, RESULTS_JSON)
+    path = os.path.join("experiments", "results", table, scale, RESULTS_JSON)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as f:
@@ -271,7 +268,7 @@ def main() -> None:
         if known is None:
             parser.error(f"--step_times {args.step_times}: no step_times in it (not a result "
                          f"of this script)")
-    paths = sorted(glob.glob(os.path.join(REPOSITORY, "experiments", "table*.yaml")))
+    paths = sorted(glob.glob(os.path.join("experiments", "table*.yaml")))
     if args.tables:
         paths = [path for path in paths
                  if os.path.splitext(os.path.basename(path))[0] in args.tables]

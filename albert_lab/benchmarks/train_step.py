@@ -1,7 +1,7 @@
 """Pretraining train step: examples/s and model-FLOPs utilisation, ours vs Model Garden.
 
-    python benchmarks/train_step.py                          # tiny and albert_base, seq 128
-    python benchmarks/train_step.py --models albert_base --batch_size_base 8 --steps 5
+    python -m albert_lab.benchmarks.train_step                       # tiny and albert_base, seq 128
+    python -m albert_lab.benchmarks.train_step --models albert_base --batch_size_base 8 --steps 5
 
 For each preset it trains, with `model.fit` on one repeated in-memory batch (random ids, 20
 masked positions of weight 1, random SOP labels), two models under the same optimizer (our
@@ -35,23 +35,27 @@ import os
 import resource
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
+import psutil
+import tensorflow as tf
+import tf_keras
 
-import numpy as np  # noqa: E402
-import psutil  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import tf_keras  # noqa: E402
-
-from albert_tf.checkpoints.model_garden import model_garden_encoder  # noqa: E402
-from albert_tf.config.precision import precision_policy  # noqa: E402
-from albert_tf.config.presets import load_preset  # noqa: E402
-from albert_tf.flops import pretraining_step_flops  # noqa: E402
-from albert_tf.loop.distribute import STRATEGIES, DistributionConfig, create_strategy  # noqa: E402
-from albert_tf.loop.optimization import OptimizerConfig, create_optimizer  # noqa: E402
-from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs  # noqa: E402
-from albert_tf.models.pretrainer import AlbertPretrainer, masked_lm_loss, sentence_loss  # noqa: E402
-from common import device_info, device_peak_memory_gib, machine, measure_matmul_peak, write_result  # noqa: E402
-from summary import table3_table, train_step_table  # noqa: E402
+from albert_lab.benchmarks.common import (
+    device_info,
+    device_peak_memory_gib,
+    machine,
+    measure_matmul_peak,
+    write_result,
+)
+from albert_lab.benchmarks.summary import table3_table, train_step_table
+from albert_tf.checkpoints.model_garden import model_garden_encoder
+from albert_tf.config.precision import precision_policy
+from albert_tf.config.presets import load_preset
+from albert_tf.flops import pretraining_step_flops
+from albert_tf.loop.distribute import STRATEGIES, DistributionConfig, create_strategy
+from albert_tf.loop.optimization import OptimizerConfig, create_optimizer
+from albert_tf.models.encoder import INPUT_NAMES, random_encoder_inputs
+from albert_tf.models.pretrainer import AlbertPretrainer, masked_lm_loss, sentence_loss
 
 DECAY_STEPS = 1_000_000  # any number above the default warm-up; the schedule does not matter
 DEFAULT_STEPS = {"tiny": 50}  # steps per execution; other presets: 5

@@ -1,17 +1,16 @@
-"""The downstream check at the end of `albert-pretrain`: is the pretrained encoder a better
-start than a random one?
+"""The quickstart's downstream check (`albert-experiment check`): is a pretraining run a
+better start than a random one?
 
 A pretraining run can end with healthy-looking losses and still give an encoder that
 fine-tunes worse than a random start of the same sizes (a collapsed encoder, or a sentence
-head that memorized its training pairs). With `downstream_check.task_dir` set (the CPU preset
-sets it), the run is fine-tuned on that task folder (written by `albert-data task`) from
-itself and from a random start, `downstream_check.num_seeds` seeds of
-`downstream_check.train_steps` steps each, with the downstream suite's small-model recipe
-(`albert_tf.comparison.seed_loop`); the gain is paired by seed, on the test split when the
-folder has its labels, with a 95% interval (`albert_tf.comparison.gain`). The result
-goes to `downstream_check.json` in the run folder, and a warning is printed when the
-pretrained start is no better, or when the comparison failed because the random start got
-stuck at the constant answer on some seed. The fine-tuning runs live in
+head that memorized its training pairs). The check fine-tunes the run on one task folder
+(written by `albert-data task`) from itself and from a random start, `num_seeds` seeds of
+`train_steps` steps each, with the downstream suite's small-model recipe
+(`albert_lab.comparison.seed_loop`); the gain is paired by seed, on the test split when the
+folder has its labels, with a 95% interval (`albert_lab.comparison.gain`). The result goes
+to `downstream_check.json` in the run folder, and a warning is printed when the pretrained
+start is no better, or when the comparison failed because the random start got stuck at the
+constant answer on some seed. The fine-tuning runs live in
 `<model_dir>/downstream_check/<start>/seed<k>`, so a rerun finds them finished.
 """
 
@@ -21,14 +20,40 @@ import dataclasses
 import json
 import os
 
-from albert_tf.comparison.gain import Comparison, compare_starts, split_scores
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.comparison.seed_loop import SeedLoop, raise_first_error, run_seed_loops
-from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
+from albert_lab.comparison.gain import Comparison, compare_starts, split_scores
+from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_lab.comparison.seed_loop import SeedLoop, raise_first_error, run_seed_loops
+from albert_lab.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config.pretraining import load_pretrain_config
+from albert_tf.config.schema import require_positive
 from albert_tf.io.files import atomic_write_bytes
 
 RESULT_FILE = "downstream_check.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckConfig:
+    """What the check fine-tunes.
+
+    Attributes:
+        task_dir: a task folder `albert-data task` wrote (e.g. bbc-news).
+        train_steps: fine-tuning steps of each start (the small-model recipe otherwise).
+        seed: the first fine-tuning seed; both starts run the same seeds.
+        num_seeds: seeds per start (`seed`, `seed + 1`, ...): the gain is paired by seed
+            and its 95% interval needs two or more.
+    """
+
+    task_dir: str
+    train_steps: int = 300
+    seed: int = 1
+    num_seeds: int = 3
+
+    def __post_init__(self):
+        require_positive("check", self, ("train_steps", "num_seeds"))
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.num_seeds))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +63,7 @@ class DownstreamCheck:
     task_dir: str
     metric: str
     train_steps: int
-    seeds: dict  # start -> seed -> record (`albert_tf.comparison.seed_loop.seed_record`)
+    seeds: dict  # start -> seed -> record (`albert_lab.comparison.seed_loop.seed_record`)
     comparison: Comparison
 
     def mean(self, start: str) -> float:
@@ -82,18 +107,16 @@ class DownstreamCheck:
 
 def missing_task_note(task_dir: str) -> str:
     name = os.path.basename(os.path.normpath(task_dir))
-    return (f"downstream check skipped: no task folder at {task_dir} (make it with "
-            f"`albert-data task --source {name} --output_dir {task_dir}`, or set "
-            f"downstream_check.task_dir to another task folder, or to '' for no check)")
+    return (f"no task folder at {task_dir} (make it with `albert-data task --source {name} "
+            f"--output {task_dir}`)")
 
 
-def run_downstream_check(run_dir: str) -> DownstreamCheck | None:
-    """Runs the check the run folder's config.yaml asks for; None when it asks for none or
-    the task folder does not exist (`missing_task_note` says so)."""
+def run_downstream_check(run_dir: str, check: CheckConfig) -> DownstreamCheck:
+    """Fine-tunes pretraining run `run_dir` and a random start of its sizes as `check` says,
+    and writes `downstream_check.json` into the run folder."""
+    if not os.path.isdir(check.task_dir):
+        raise FileNotFoundError(missing_task_note(check.task_dir))
     run = load_pretrain_config(os.path.join(run_dir, "config.yaml"))
-    check = run.downstream_check
-    if not check.task_dir or not os.path.isdir(check.task_dir):
-        return None
     task = folder_task(check.task_dir)
     folder = os.path.join(run_dir, "downstream_check")
     shared = [*SMALL_MODEL_RECIPE, f"train.train_steps={check.train_steps}",

@@ -96,7 +96,7 @@ class Comparison:
 
 def compare_starts(pretrained: Mapping[str, Mapping[str, Any]],
                    random: Mapping[str, Mapping[str, Any]]) -> Comparison | None:
-    """The two starts' seed records (`albert_tf.comparison.seed_loop.seed_record`) compared
+    """The two starts' seed records (`albert_lab.comparison.seed_loop.seed_record`) compared
     on the seeds both finished; None when they share none."""
     seeds = sorted(set(pretrained) & set(random), key=int)
     if not seeds:

@@ -30,8 +30,8 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from albert_tf.comparison.recipes import SMALL_MODEL_RECIPE
-from albert_tf.comparison.suite import suite_tasks, task_data_digest
+from albert_lab.comparison.recipes import SMALL_MODEL_RECIPE
+from albert_lab.comparison.suite import suite_tasks, task_data_digest
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.finetuning.datasets import evaluation_dataset

@@ -28,7 +28,7 @@ of a minute. `run_seed_loops` runs the seeds of all the loops it is given side b
 `fine_tune_workers()` worker processes, each with its share of the cores: a small model's
 fine-tune keeps one core busy with Python and op dispatch as much as with its matmuls, so on
 the 2-core machine two workers of one thread each did four fine-tunes of H 64 x 4 in 99 s
-where one worker with both threads took 187 s (`benchmarks/fine_tune_workers.py`;
+where one worker with both threads took 187 s (`albert_lab/benchmarks/fine_tune_workers.py`;
 docs/performance.md, "Fine-tunes side by side"). A run gives the same weights in any
 process with the same number of threads; with another number its matmuls add in another
 order (weights apart by 3e-7 after 200 steps, the same scores: docs/finetuning.md).
@@ -43,7 +43,7 @@ import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Mapping, Sequence
 
-from albert_tf.comparison.starts import fine_tune_scores
+from albert_lab.comparison.starts import fine_tune_scores
 from albert_tf.config import ConfigError
 from albert_tf.finetuning.stuck import is_stuck
 from albert_tf.io.machine import usable_cpus

@@ -1,6 +1,6 @@
 """Fine-tuning reduced to dev and test scores, from a pretraining run or from a random start
 of its sizes: what the downstream suite, the table runner and `albert-pretrain`'s downstream
-check are made of (through `albert_tf.comparison.seed_loop`).
+check are made of (through `albert_lab.comparison.seed_loop`).
 
     start = start_overrides(run_dir, "pretrained", random_dir, model_config)
     scores = fine_tune_scores("classify", [*start, "data.data_dir=tasks/bbc-news",

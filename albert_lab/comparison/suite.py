@@ -2,15 +2,15 @@
 
 Every task folder under `--tasks_dir` (written by `albert-data task`; its `source.json`
 names the `albert-finetune` task that reads it) is fine-tuned with one fixed recipe
-(`albert_tf.comparison.recipes.SMALL_MODEL_RECIPE`, at the run's sequence length) and five
-seeds (`albert_tf.comparison.seed_loop`) from two starts of the same sizes: the pretrained
+(`albert_lab.comparison.recipes.SMALL_MODEL_RECIPE`, at the run's sequence length) and five
+seeds (`albert_lab.comparison.seed_loop`) from two starts of the same sizes: the pretrained
 run, and a random start. A bag-of-words baseline comes beside them
-(`albert_tf.comparison.bag_of_words`). The score of a fine-tune is its test-split score at the
+(`albert_lab.comparison.bag_of_words`). The score of a fine-tune is its test-split score at the
 checkpoint its dev split chose (dev's own score when a folder has no test labels); the test
 split chooses nothing. Per task the table shows each start's test and dev means, the
 baseline, the pretrained - random gain on test with a 95% t-interval paired by seed, and the
 fine-tunes stuck at the constant answer (`albert_tf.finetuning.stuck`); a task whose random
-start got stuck on a seed shows no gain but "failed" (`albert_tf.comparison.gain`).
+start got stuck on a seed shows no gain but "failed" (`albert_lab.comparison.gain`).
 Then the average over the tasks whose comparison did not fail.
 
 Each fine-tuning run keeps its folder, named by its task and a digest of the task folder's
@@ -26,7 +26,7 @@ Random-start folders stay on the machine that made them. With `random_records` (
 kept in git), each finished random-start seed is also written to
 `<random_records>/<random-start digest>/<task>-<data digest>.json`, and seeds found there
 are not fine-tuned again: another machine goes on from the committed records, as a table
-does from its own (`albert_experiments.records`).
+does from its own (`albert_lab.ablations.records`).
 """
 
 from __future__ import annotations
@@ -38,22 +38,22 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from albert_tf.comparison.bag_of_words import baseline_score
-from albert_tf.comparison.gain import (
+from albert_lab.comparison.bag_of_words import baseline_score
+from albert_lab.comparison.gain import (
     compare_starts,
     paired_difference,
     points_interval,
     split_scores,
     stuck_seeds,
 )
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
-from albert_tf.comparison.seed_loop import (
+from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE, SMALL_MODEL_RECIPES
+from albert_lab.comparison.seed_loop import (
     DEFAULT_SEEDS,
     SeedLoop,
     raise_first_error,
     run_seed_loops,
 )
-from albert_tf.comparison.starts import STARTS, folder_task, start_overrides
+from albert_lab.comparison.starts import STARTS, folder_task, start_overrides
 from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
 from albert_tf.io.files import atomic_write_bytes, file_digest

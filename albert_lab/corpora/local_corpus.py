@@ -3,11 +3,11 @@
 - `python-docs`: the reStructuredText sources of the Python documentation, as Debian's
   `python3.11-doc` package installs them (`apt-get install python3.11-doc`, about 12 MB under
   /usr/share/doc/python3.11/html/_sources). Each section is a document; markup, code samples,
-  tables and headings are dropped, paragraphs split into sentences (`data_prep.prose.rst`).
+  tables and headings are dropped, paragraphs split into sentences (`albert_lab.corpora.prose.rst`).
 - `stdlib-docstrings`: the docstrings of the standard library that ships with every Python
   install (a few MB): one document per module, class or function docstring of two or more
   sentences.
-- the Debian sources of `data_prep.prose` (manuals, dictionaries, man pages, a Bible,
+- the Debian sources of `albert_lab.corpora.prose` (manuals, dictionaries, man pages, a Bible,
   novels; `debian-prose` reads every one that is installed).
 
 All are deterministic (files in sorted order) and written atomically, and every corpus gets a
@@ -25,11 +25,11 @@ import platform
 import sysconfig
 from typing import Iterable, Iterator, Sequence
 
+from albert_lab.corpora.prose import NAMES, open_sources
+from albert_lab.corpora.task_text import task_text_source
 from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
-from data_prep.prose import NAMES, open_sources
 from data_prep.sentences import split_sentences
-from data_prep.task_text import task_text_source
 
 # `none`: no source of its own, only the task texts (`--task_text`).
 NO_SOURCE = "none"
@@ -107,7 +107,7 @@ def make_corpus(source: str, path: str, max_bytes: int | None = None,
 
     A combined source (`debian-prose`) takes one document from each of its sources in turn, so
     any prefix of the corpus (`max_bytes`) mixes them all; so do `task_dirs`, the task folders
-    whose training texts join the corpus (`data_prep.task_text`; source name
+    whose training texts join the corpus (`albert_lab.corpora.task_text`; source name
     `task-text:<task>`). The counts include the held-out documents.
     """
     if source == NO_SOURCE and not task_dirs:

@@ -5,9 +5,9 @@ downstream suite's four tasks from itself and from a random start of its sizes
 named). The reference run is `configs/pretrain/tiny_cpu.yaml` at H 64 x 4 layers: 2,400
 steps of 64 sequences of 128 tokens, 13 minutes alone on 2 cores.
 
-    python experiments/recipe_study/study.py h64_l2 h128_l2 --commit
-    python experiments/recipe_study/study.py --list      # variants, steps and FLOPs
-    python experiments/recipe_study/study.py h64_l4 --pretrain_only   # the run alone
+    python -m albert_lab.studies.recipe_study h64_l2 h128_l2 --commit
+    python -m albert_lab.studies.recipe_study --list      # variants, steps and FLOPs
+    python -m albert_lab.studies.recipe_study h64_l4 --pretrain_only   # the run alone
 
 The variants are of two kinds. `SHAPES`, the shape grid: hidden size 64, 128 and 256 at 2, 4
 and 12 all-shared layers (E = H / 2, heads of 16, feed-forward 4H), each with the
@@ -49,7 +49,7 @@ import subprocess
 import sys
 import time
 
-from albert_tf.comparison.recipes import SMALL_MODEL
+from albert_lab.comparison.recipes import SMALL_MODEL
 
 BIN = os.path.dirname(sys.executable)
 REFERENCE = {"hidden": 64, "layers": 4, "steps": 2400}
@@ -295,8 +295,8 @@ def _write_json(path: str, value: dict) -> None:
 
 def training_seconds(run_dir: str, steps: int) -> float:
     """Seconds in training steps, from the run's TensorBoard logs, as the ablation tables
-    count them (`albert_experiments.curves`: compilation and stalls left out)."""
-    from albert_experiments.curves import run_curves
+    count them (`albert_lab.ablations.curves`: compilation and stalls left out)."""
+    from albert_lab.ablations.curves import run_curves
     return run_curves(os.path.join(run_dir, "tensorboard"), steps // 6, steps)["train_seconds"]
 
 
@@ -337,14 +337,14 @@ def finished_variant(folder: str) -> tuple[dict, dict] | None:
 
 def gain_cell(comparison: dict) -> str:
     """A task's gain over the random start, or `failed` when the random start stuck."""
-    from albert_tf.comparison.gain import points_interval
+    from albert_lab.comparison.gain import points_interval
     return ("failed" if comparison["verdict"] == "failed" else
             points_interval(comparison["gain"], comparison["low"], comparison["high"]))
 
 
 def average_cell(report: dict) -> str:
     """The suite's average gain over the random start (`none` without one)."""
-    from albert_tf.comparison.gain import points_interval
+    from albert_lab.comparison.gain import points_interval
     average = report.get("average")
     return (points_interval(average["gain"], average["gain_low"], average["gain_high"])
             if average else "none")
@@ -355,7 +355,7 @@ def against_reference(report: dict, reference: dict) -> str:
     (both are fine-tuned with the same seeds and recipe; their random starts are the same
     model, so this is also the difference of their gains over it): the mean over the tasks
     both have, per seed, with its 95% interval."""
-    from albert_tf.comparison.gain import paired_difference, points_interval, split_scores
+    from albert_lab.comparison.gain import paired_difference, points_interval, split_scores
     tasks = sorted(set(report["tasks"]) & set(reference["tasks"]))
     if not tasks:
         return "–"
@@ -371,7 +371,7 @@ def against_reference(report: dict, reference: dict) -> str:
 
 
 def probe_cell(folder: str) -> str:
-    """The frozen-feature probe's gap (`albert_tf.comparison.probe`): pretrained minus the
+    """The frozen-feature probe's gap (`albert_lab.comparison.probe`): pretrained minus the
     random encoders' mean, on the mean-pooled feature's test scores, averaged over the
     tasks (points; `–` when the variant has no probe.json)."""
     path = os.path.join(folder, PROBE_FILES[0])
@@ -417,9 +417,9 @@ def grid_markdown(results_dir: str) -> str:
     tasks = "bbc-news | fine-foods | lee-pairs | rotten-tomatoes"
     return ("# Recipe study: pretrained against random starts, per variant\n\n"
             f"Fine-tuned with `{'`, `'.join(sorted(recipes))}` "
-            "(`albert_tf.comparison.recipes`). "
+            "(`albert_lab.comparison.recipes`). "
             "Shapes (h<H>_l<L>) get the reference run's pretraining FLOPs; levers change one "
-            "thing of the reference (`LEVERS` in experiments/recipe_study/study.py). "
+            "thing of the reference (`LEVERS` in albert_lab/studies/recipe_study.py). "
             "Gain = pretrained - random start on test, paired by seed, 95% interval; "
             "(k/m) = stuck fine-tunes of the pretrained / random start out of 5. Against the "
             "reference: the variant's pretrained start minus the reference run's (H 64 x 4, "
@@ -508,7 +508,7 @@ def budget_curve(levers_dir: str) -> tuple[str, dict[str, list[dict]]] | None:
 def plot_budget_curve(curves: dict[str, list[dict]], path: str) -> None:
     """Gain (points, 95% interval as bars) against the pretraining budget, a panel per
     shape with a line per task and the average."""
-    from albert_experiments.plots import pyplot, save_figure
+    from albert_lab.ablations.plots import pyplot, save_figure
     figure, all_axes = pyplot.subplots(1, len(curves), figsize=(6.5 * len(curves), 4.5),
                                        sharey=True, squeeze=False)
     for axes, (shape, points) in zip(all_axes[0], curves.items()):
@@ -554,7 +554,7 @@ def write_budget_curve(levers_dir: str) -> list[str]:
 def suite_report(name: str) -> str:
     """The name (no extension) of the variant's report from `albert-experiment downstream`
     at `SEQUENCE_LENGTH`: a suite of its own when the variant pretrained at another."""
-    from albert_tf.comparison.suite import named_overrides, suite_name
+    from albert_lab.comparison.suite import named_overrides, suite_name
     return suite_name(named_overrides((), VARIANTS[name].sequence_length, SEQUENCE_LENGTH))
 
 

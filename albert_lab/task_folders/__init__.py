@@ -29,14 +29,14 @@ The folder holds `train.tsv`, `dev.tsv`, `test.tsv` (no labels, as GLUE's), `tes
 
 Modules: one a source (`bbc_news`, `rotten_tomatoes`, `fine_foods`, `lee_pairs`: its reader),
 `registry` (the sources), `packages` (finding the installed data), `splitting`, `statistics`,
-`glue_files` and `write` (the command); R's lazy-load data is read by `data_prep.rdata`.
+`glue_files` and `write` (the command); R's lazy-load data is read by `albert_lab.corpora.rdata`.
 """
 
-from data_prep.task_folders.examples import Example
-from data_prep.task_folders.registry import TASK_NAMES, TASK_SOURCES, get_task_source
-from data_prep.task_folders.splitting import SPLITS
-from data_prep.task_folders.task_source import TaskSource
-from data_prep.task_folders.write import DEFAULT_SEED, summary_lines, write_task
+from albert_lab.task_folders.examples import Example
+from albert_lab.task_folders.registry import TASK_NAMES, TASK_SOURCES, get_task_source
+from albert_lab.task_folders.splitting import SPLITS
+from albert_lab.task_folders.task_source import TaskSource
+from albert_lab.task_folders.write import DEFAULT_SEED, summary_lines, write_task
 
 __all__ = ["DEFAULT_SEED", "SPLITS", "TASK_NAMES", "TASK_SOURCES", "Example", "TaskSource",
            "get_task_source", "summary_lines", "write_task"]

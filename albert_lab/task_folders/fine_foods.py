@@ -1,5 +1,5 @@
 """fine-foods: the sentiment of an Amazon food review (5 stars or not), from modeldata's R
-lazy-load data (read by `data_prep.rdata`, without R)."""
+lazy-load data (read by `albert_lab.corpora.rdata`, without R)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 import re
 from typing import Iterator
 
+from albert_lab.corpora.rdata import data_frame_columns, read_lazy_load_database
+from albert_lab.task_folders.examples import Example, clean_text
 from albert_tf.text.options import DataPrepError
-from data_prep.rdata import data_frame_columns, read_lazy_load_database
-from data_prep.task_folders.examples import Example, clean_text
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,300}>")
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

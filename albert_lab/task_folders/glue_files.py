@@ -6,9 +6,9 @@ from __future__ import annotations
 import collections
 from typing import Iterable, Sequence
 
-from data_prep.task_folders.examples import Example
-from data_prep.task_folders.splitting import SPLITS
-from data_prep.task_folders.task_source import TaskSource
+from albert_lab.task_folders.examples import Example
+from albert_lab.task_folders.splitting import SPLITS
+from albert_lab.task_folders.task_source import TaskSource
 
 _STSB_COLUMNS = ["index", "genre", "filename", "year", "old_index", "source1", "source2",
                  "sentence1", "sentence2"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
+from albert_lab.task_folders.examples import Example, clean_text, decode_text
 from albert_tf.text.options import DataPrepError
-from data_prep.task_folders.examples import Example, clean_text, decode_text
 
 
 def read_lee_pairs(folder: str) -> Iterator[Example]:

@@ -7,10 +7,10 @@ import importlib.metadata
 import os
 from typing import Optional, Union
 
+from albert_lab.corpora.debian_packages import copyright_licence, installed_version
+from albert_lab.task_folders.registry import get_task_source
+from albert_lab.task_folders.task_source import TaskSource
 from albert_tf.text.options import DataPrepError
-from data_prep.debian_packages import copyright_licence, installed_version
-from data_prep.task_folders.registry import get_task_source
-from data_prep.task_folders.task_source import TaskSource
 
 
 def _metadata_licence(metadata) -> Optional[str]:

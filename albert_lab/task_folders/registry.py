@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from typing import Union
 
+from albert_lab.task_folders.bbc_news import read_bbc_news
+from albert_lab.task_folders.fine_foods import read_fine_foods
+from albert_lab.task_folders.lee_pairs import read_lee_pairs
+from albert_lab.task_folders.rotten_tomatoes import read_rotten_tomatoes
+from albert_lab.task_folders.task_source import TaskSource
 from albert_tf.text.options import DataPrepError
-from data_prep.task_folders.bbc_news import read_bbc_news
-from data_prep.task_folders.fine_foods import read_fine_foods
-from data_prep.task_folders.lee_pairs import read_lee_pairs
-from data_prep.task_folders.rotten_tomatoes import read_rotten_tomatoes
-from data_prep.task_folders.task_source import TaskSource
 
 # What the two sentiment tasks share: SST-2's files and labels (0 negative, 1 positive), read
 # by albert-finetune's sst2 task, split 80/10/10.

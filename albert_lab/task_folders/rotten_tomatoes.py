@@ -7,8 +7,8 @@ import bz2
 import csv
 from typing import Iterator
 
+from albert_lab.task_folders.examples import Example, clean_text
 from albert_tf.text.options import DataPrepError
-from data_prep.task_folders.examples import Example, clean_text
 
 ROTTEN_TOMATOES_LABELS = {"rotten": "0", "fresh": "1"}
 

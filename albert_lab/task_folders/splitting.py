@@ -9,7 +9,7 @@ import dataclasses
 import random
 from typing import Iterable, Sequence
 
-from data_prep.task_folders.examples import Example, clean_text
+from albert_lab.task_folders.examples import Example, clean_text
 
 SPLITS = ("train", "dev", "test")
 

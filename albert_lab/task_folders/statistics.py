@@ -6,9 +6,9 @@ from __future__ import annotations
 import collections
 from typing import Sequence
 
-from data_prep.task_folders.examples import Example
-from data_prep.task_folders.splitting import SPLITS
-from data_prep.task_folders.task_source import TaskSource
+from albert_lab.task_folders.examples import Example
+from albert_lab.task_folders.splitting import SPLITS
+from albert_lab.task_folders.task_source import TaskSource
 
 
 def _majority_label(source: TaskSource, examples: Sequence[Example]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable
 
-from data_prep.task_folders.examples import Example
+from albert_lab.task_folders.examples import Example
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,14 +7,14 @@ import json
 import os
 from typing import Optional, Union
 
+from albert_lab.task_folders.glue_files import TEST_LABELS_FILE, glue_files, groups_file
+from albert_lab.task_folders.packages import locate_package_data
+from albert_lab.task_folders.registry import get_task_source
+from albert_lab.task_folders.splitting import SPLITS, prepare_examples, split_examples
+from albert_lab.task_folders.statistics import split_statistics
+from albert_lab.task_folders.task_source import TaskSource
 from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepError
-from data_prep.task_folders.glue_files import TEST_LABELS_FILE, glue_files, groups_file
-from data_prep.task_folders.packages import locate_package_data
-from data_prep.task_folders.registry import get_task_source
-from data_prep.task_folders.splitting import SPLITS, prepare_examples, split_examples
-from data_prep.task_folders.statistics import split_statistics
-from data_prep.task_folders.task_source import TaskSource
 
 DEFAULT_SEED = 12345
 

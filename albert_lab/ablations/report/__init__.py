@@ -13,9 +13,9 @@ row.
 - `writer`: `write_report` and the checks around it.
 """
 
-from albert_experiments.report.provenance import data_markdown, stuck_markdown
-from albert_experiments.report.sections import SECTIONS, ReportParts
-from albert_experiments.report.tables import (
+from albert_lab.ablations.report.provenance import data_markdown, stuck_markdown
+from albert_lab.ablations.report.sections import SECTIONS, ReportParts
+from albert_lab.ablations.report.tables import (
     chance_markdown,
     markdown_table,
     millions,
@@ -23,7 +23,7 @@ from albert_experiments.report.tables import (
     row_label,
     trend_markdown,
 )
-from albert_experiments.report.writer import (
+from albert_lab.ablations.report.writer import (
     NOTES_MARKDOWN,
     RANDOM_START,
     RESULTS_JSON,

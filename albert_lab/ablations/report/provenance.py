@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from albert_experiments.report.tables import row_label
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES, SUPERSEDED_RECIPES
+from albert_lab.ablations.report.tables import row_label
+from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPES, SUPERSEDED_RECIPES
 
 
 def stuck_markdown(rows: Sequence[dict[str, Any]], task_names: Sequence[str]) -> str:

@@ -8,24 +8,24 @@ import dataclasses
 import os
 from typing import Any
 
-from albert_experiments.report.provenance import data_markdown, stuck_markdown
-from albert_experiments.report.tables import (
+from albert_lab.ablations.report.provenance import data_markdown, stuck_markdown
+from albert_lab.ablations.report.tables import (
     chance_markdown,
     markdown_table,
     plateau_markdown,
     row_label,
     trend_markdown,
 )
-from albert_experiments.statistics.downstream_average import (
+from albert_lab.ablations.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
 )
-from albert_experiments.statistics.task_differences import (
+from albert_lab.ablations.statistics.task_differences import (
     task_differences_markdown,
 )
-from albert_experiments.statistics.verdicts import (
+from albert_lab.ablations.statistics.verdicts import (
     verdicts_markdown,
 )
-from albert_experiments.table_spec import (
+from albert_lab.ablations.table_spec import (
     METRICS,
     ExperimentSpec,
 )
@@ -163,7 +163,7 @@ def _verdicts_section(parts: ReportParts) -> list[str]:
             ("Each claim of the paper about this table" if parts.of_paper else
              "Each claim of this file") + ", tested on our held-out accuracies "
             "and downstream averages (difference in points with a 95% interval; see "
-            "`albert_experiments/statistics/verdicts.py` for the rule).", "",
+            "`albert_lab.ablations/statistics/verdicts.py` for the rule).", "",
             verdicts_markdown(parts.verdicts, parts.of_paper)]
 
 

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from albert_experiments.plots import TREND_METRICS
-from albert_experiments.statistics.downstream_average import (
+from albert_lab.ablations.plots import TREND_METRICS
+from albert_lab.ablations.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     as_fraction,
 )
-from albert_experiments.statistics.intervals import binomial_p_value
-from albert_experiments.table_spec import (
+from albert_lab.ablations.statistics.intervals import binomial_p_value
+from albert_lab.ablations.table_spec import (
     METRICS,
     PERCENT_METRICS,
     ExperimentSpec,
     row_name,
 )
-from albert_tf.comparison.gain import points_interval
+from albert_lab.comparison.gain import points_interval
 
 
 def millions(count: int | None) -> str:

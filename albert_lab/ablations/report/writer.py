@@ -11,24 +11,24 @@ import shlex
 import time
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.plots import plot_losses, plot_metrics, plot_trend
-from albert_experiments.records import RECORDS_DIR
-from albert_experiments.report.sections import SECTIONS, ReportParts
-from albert_experiments.result_store import read_result
-from albert_experiments.statistics.downstream_average import (
+from albert_lab.ablations.plots import plot_losses, plot_metrics, plot_trend
+from albert_lab.ablations.records import RECORDS_DIR
+from albert_lab.ablations.report.sections import SECTIONS, ReportParts
+from albert_lab.ablations.result_store import read_result
+from albert_lab.ablations.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     downstream_average,
 )
-from albert_experiments.statistics.heldout_outcomes import above_unigram_plateau, load_outcomes
-from albert_experiments.statistics.task_differences import (
+from albert_lab.ablations.statistics.heldout_outcomes import above_unigram_plateau, load_outcomes
+from albert_lab.ablations.statistics.task_differences import (
     task_differences,
 )
-from albert_experiments.statistics.verdicts import (
+from albert_lab.ablations.statistics.verdicts import (
     Claim,
     judge,
     verdict_record,
 )
-from albert_experiments.table_spec import (
+from albert_lab.ablations.table_spec import (
     ExperimentError,
     ExperimentSpec,
 )

@@ -1,5 +1,5 @@
 """The Avg column of a table's downstream tasks, from the variants' stored scores (see
-`albert_experiments.variant_downstream` for how they are stored): the mean over tasks of each
+`albert_lab.ablations.variant_downstream` for how they are stored): the mean over tasks of each
 task's mean over seeds, and per seed the mean over tasks, which the claims on it pair by seed;
 on the test split (at the checkpoint dev chose) when every run has one, else on dev. Also how
 many of the fine-tunes are stuck at the constant answer.

@@ -23,7 +23,7 @@ from typing import Mapping
 
 import numpy as np
 
-from albert_experiments.statistics.intervals import paired_outcomes_difference
+from albert_lab.ablations.statistics.intervals import paired_outcomes_difference
 from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES_FILE = "heldout_outcomes.npz"

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from albert_tf.comparison.gain import paired_difference  # noqa: F401 (one home)
+from albert_lab.comparison.gain import paired_difference  # noqa: F401 (one home)
 
 Z_95 = 1.959964
 

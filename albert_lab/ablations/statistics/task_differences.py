@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
-from albert_experiments.statistics.intervals import paired_difference
-from albert_tf.comparison.gain import points_interval
+from albert_lab.ablations.statistics.downstream_average import DOWNSTREAM_AVERAGE, seed_averages
+from albert_lab.ablations.statistics.intervals import paired_difference
+from albert_lab.comparison.gain import points_interval
 
 
 def task_differences(result: Mapping[str, Any], other: Mapping[str, Any],

@@ -14,7 +14,7 @@ Metrics: `mlm_accuracy`, `sop_accuracy`, `nsp_accuracy` (held out) and `downstre
 (the table's Avg column over its downstream tasks).
 
 The difference of two held-out accuracies gets a 95% normal interval. When both variants'
-per-prediction outcomes are stored (`albert_experiments.statistics.heldout_outcomes`) and were
+per-prediction outcomes are stored (`albert_lab.ablations.statistics.heldout_outcomes`) and were
 made on the same held-out examples, the interval is paired over the examples: it is the
 interval of the mean per-example difference, and examples both models get right or both get
 wrong add nothing to it, so it is far narrower than one of independent samples. Otherwise
@@ -37,18 +37,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.statistics.downstream_average import (
+from albert_lab.ablations.statistics.downstream_average import (
     DOWNSTREAM_AVERAGE,
     seed_averages,
     stuck_count,
 )
-from albert_experiments.statistics.heldout_outcomes import paired_outcomes
-from albert_experiments.statistics.intervals import (
+from albert_lab.ablations.statistics.heldout_outcomes import paired_outcomes
+from albert_lab.ablations.statistics.intervals import (
     paired_difference,
     paired_outcomes_difference,
     proportions_difference,
 )
-from albert_tf.comparison.gain import points_interval
+from albert_lab.comparison.gain import points_interval
 
 EXPECTATIONS = ("higher", "lower", "same")
 CHANCE = "chance"
@@ -183,9 +183,9 @@ def judge(claim: Claim, results: Mapping[str, Mapping[str, Any]],
           task_names: Sequence[str] = (),
           outcomes: Mapping[str, Mapping[str, Any] | None] | None = None) -> Verdict:
     """The verdict of `claim` on the finished variants' `results` (by variant name);
-    `task_names` are the table's downstream tasks (for `downstream_average`); `outcomes`
-    (by variant name, see `albert_experiments.statistics.heldout_outcomes`) pair held-out accuracies
-    example by example where they can."""
+    `task_names` are the table's downstream tasks (for `downstream_average`); `outcomes` (by
+    variant name, see `albert_lab.ablations.statistics.heldout_outcomes`) pair held-out
+    accuracies example by example where they can."""
     measured = _interval(claim, results, task_names, outcomes or {})
     if measured is None:
         return Verdict(claim, None, None, None, 0, "not run")

@@ -41,7 +41,7 @@ scale's settings: includes, per-scale values, merging) and `reader` (the file re
 scale, with errors that name the field).
 """
 
-from albert_experiments.table_spec.reader import (
+from albert_lab.ablations.table_spec.reader import (
     CUT_KEY,
     FALLBACK_KEY,
     NOT_RUN_KEY,
@@ -51,8 +51,8 @@ from albert_experiments.table_spec.reader import (
     not_run_reasons,
     table_name,
 )
-from albert_experiments.table_spec.scales import deep_merge, resolve_scale
-from albert_experiments.table_spec.settings import (
+from albert_lab.ablations.table_spec.scales import deep_merge, resolve_scale
+from albert_lab.ablations.table_spec.settings import (
     DOWNSTREAM_RECIPES,
     METRICS,
     PAPER_KEYS,

@@ -9,14 +9,14 @@ import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.statistics.verdicts import parse_claims
-from albert_experiments.table_spec.scales import (
+from albert_lab.ablations.statistics.verdicts import parse_claims
+from albert_lab.ablations.table_spec.scales import (
     as_mapping,
     deep_merge,
     resolve_scale,
     scale_settings,
 )
-from albert_experiments.table_spec.settings import (
+from albert_lab.ablations.table_spec.settings import (
     METRICS,
     PAPER_SCALE,
     CorpusSource,
@@ -29,9 +29,9 @@ from albert_experiments.table_spec.settings import (
     TokenizerSpec,
     VariantSpec,
 )
+from albert_lab.corpora.local_corpus import SOURCES as BUILTIN_SOURCES
 from albert_tf.config.schema import apply_overrides, dataclass_from_mapping, load_yaml_mapping
 from albert_tf.text.options import DataPrepOptions
-from data_prep.local_corpus import SOURCES as BUILTIN_SOURCES
 
 # A scale's setting naming another scale whose per-scale variant values it takes wherever a
 # variant gives none for it (a larger run of the same shapes says so once, in its scale file).

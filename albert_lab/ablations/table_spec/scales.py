@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_experiments.table_spec.settings import ExperimentError
+from albert_lab.ablations.table_spec.settings import ExperimentError
 from albert_tf.config.schema import load_yaml_mapping
 
 

@@ -1,6 +1,6 @@
 """What an experiment file says at one scale, as typed settings: the corpus, tokenizer,
 shards, evaluation and downstream tasks every variant shares, and the variants (the table's
-rows). `albert_experiments.table_spec.reader` makes them from the file.
+rows). `albert_lab.ablations.table_spec.reader` makes them from the file.
 """
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
-from albert_experiments.statistics.verdicts import Claim
-from albert_tf.comparison.recipes import SMALL_MODEL_RECIPES
+from albert_lab.ablations.statistics.downstream_average import DOWNSTREAM_AVERAGE
+from albert_lab.ablations.statistics.verdicts import Claim
+from albert_lab.comparison.recipes import SMALL_MODEL_RECIPES
+from albert_lab.task_folders.registry import TASK_NAMES
 from albert_tf.config import ConfigError
 from albert_tf.config.schema import (
     require,
     require_one_of,
 )
 from albert_tf.text.options import DataPrepError, DataPrepOptions
-from data_prep.task_folders.registry import TASK_NAMES
 
 # What the runner measures for every variant; `report.metrics` picks and orders them.
 METRICS = {
@@ -126,7 +126,7 @@ class DownstreamSpec:
     The data is a task folder (`data_dir`) or an `albert-data task` source (`source`: written
     once under `<data_dir of the run>/tasks/<source>`). `task` is the `albert-finetune` task
     (default: the one the folder's `source.json` names). `recipe` is `task` (the task's own
-    recipe file) or a small-model recipe (`albert_tf.comparison.recipes.SMALL_MODEL_RECIPES`,
+    recipe file) or a small-model recipe (`albert_lab.comparison.recipes.SMALL_MODEL_RECIPES`,
     at the pretraining's sequence length: `small_model_v4` is the downstream suite's recipe,
     v2 with the head on the mean-pooled sequence output; `small_model_v2` reads the pooled
     [CLS] output, `small_model` has no Adam bias correction, `small_model_v3` is v2 run until
@@ -218,7 +218,7 @@ class ExperimentSpec:
     # sizes beside the paper's figures); empty when the file has no `paper` scale.
     paper_models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     # The paper's claims about the table, judged in the report
-    # (albert_experiments.statistics.verdicts).
+    # (albert_lab.ablations.statistics.verdicts).
     claims: tuple[Claim, ...] = ()
     # Variants this scale does not run -> why (`cut_variants`).
     cut: dict[str, str] = dataclasses.field(default_factory=dict)

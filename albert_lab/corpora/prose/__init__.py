@@ -13,7 +13,7 @@ One module a format family (`html_pages`, `rst`, `pod`, `info`, `man`, `dictiona
 sources in `debian`.
 """
 
-from data_prep.prose.debian import COMBINED, NAMES, SOURCES, DebianSource, open_sources
-from data_prep.prose.documents import Document
+from albert_lab.corpora.prose.debian import COMBINED, NAMES, SOURCES, DebianSource, open_sources
+from albert_lab.corpora.prose.documents import Document
 
 __all__ = ["COMBINED", "NAMES", "SOURCES", "DebianSource", "Document", "open_sources"]

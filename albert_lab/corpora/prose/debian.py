@@ -14,25 +14,25 @@ import glob
 import os
 from typing import Iterator
 
-from albert_tf.text.options import DataPrepError
-from data_prep.debian_packages import installed_version
-from data_prep.prose.dictionaries import (
+from albert_lab.corpora.debian_packages import installed_version
+from albert_lab.corpora.prose.dictionaries import (
     devil_paragraphs,
     dictd_reader,
     foldoc_paragraphs,
     gcide_paragraphs,
     jargon_paragraphs,
 )
-from data_prep.prose.documents import Document, Reader
-from data_prep.prose.filters import without_repeats
-from data_prep.prose.fortunes import fortune_documents
-from data_prep.prose.html_pages import html_documents
-from data_prep.prose.info import info_documents
-from data_prep.prose.man import linux_man_page_documents
-from data_prep.prose.novels import r_novel_documents
-from data_prep.prose.pod import pod_documents
-from data_prep.prose.rst import rst_documents_of, rst_prose_documents_of
-from data_prep.prose.sword import sword_documents
+from albert_lab.corpora.prose.documents import Document, Reader
+from albert_lab.corpora.prose.filters import without_repeats
+from albert_lab.corpora.prose.fortunes import fortune_documents
+from albert_lab.corpora.prose.html_pages import html_documents
+from albert_lab.corpora.prose.info import info_documents
+from albert_lab.corpora.prose.man import linux_man_page_documents
+from albert_lab.corpora.prose.novels import r_novel_documents
+from albert_lab.corpora.prose.pod import pod_documents
+from albert_lab.corpora.prose.rst import rst_documents_of, rst_prose_documents_of
+from albert_lab.corpora.prose.sword import sword_documents
+from albert_tf.text.options import DataPrepError
 
 ROOT = "/"  # the registry's paths are read under this folder (the tests point it elsewhere)
 COMBINED = "debian-prose"

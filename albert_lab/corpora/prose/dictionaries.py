@@ -9,8 +9,7 @@ import os
 import re
 from typing import Callable, Iterator
 
-from albert_tf.text.options import DataPrepError
-from data_prep.prose.documents import (
+from albert_lab.corpora.prose.documents import (
     MIN_SENTENCES,
     Document,
     Reader,
@@ -18,7 +17,8 @@ from data_prep.prose.documents import (
     read_text,
     split_paragraphs,
 )
-from data_prep.prose.filters import prose_sentences
+from albert_lab.corpora.prose.filters import prose_sentences
+from albert_tf.text.options import DataPrepError
 
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
-from data_prep.prose.documents import Document, collapse
+from albert_lab.corpora.prose.documents import Document, collapse
 from data_prep.sentences import split_sentences
 
 _ENDS_SENTENCE = re.compile(r"[.!?:][\"'’”)\]]*$")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from data_prep.prose.documents import MIN_SENTENCES, Document, read_text
-from data_prep.prose.filters import prose_sentences
+from albert_lab.corpora.prose.documents import MIN_SENTENCES, Document, read_text
+from albert_lab.corpora.prose.filters import prose_sentences
 
 
 def fortune_documents(path: str) -> Iterator[Document]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html.parser
 from typing import Iterator
 
-from data_prep.prose.documents import Document, collapse, long_enough, read_text
-from data_prep.prose.filters import prose_sentences
+from albert_lab.corpora.prose.documents import Document, collapse, long_enough, read_text
+from albert_lab.corpora.prose.filters import prose_sentences
 
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _SKIPPED_TAGS = {"script", "style", "pre", "table", "head", "nav", "header", "footer", "svg",

@@ -7,9 +7,9 @@ import os
 import re
 from typing import Iterator
 
+from albert_lab.corpora.prose.documents import Document, long_enough, read_text, split_paragraphs
+from albert_lab.corpora.prose.filters import prose_sentences
 from albert_tf.text.options import DataPrepError
-from data_prep.prose.documents import Document, long_enough, read_text, split_paragraphs
-from data_prep.prose.filters import prose_sentences
 
 _INFO_UNDERLINE = re.compile(r"^[*=\-.]{3,}\s*$")
 # a cross-reference, "*Note Label::" or "*note Label: (manual)Node." -> "See Label"

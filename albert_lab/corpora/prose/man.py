@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from data_prep.prose.documents import Document, long_enough, read_text
-from data_prep.prose.filters import prose_sentences
+from albert_lab.corpora.prose.documents import Document, long_enough, read_text
+from albert_lab.corpora.prose.filters import prose_sentences
 
 _MAN_SKIPPED_SECTIONS = {"NAME", "SYNOPSIS", "SEE ALSO", "COLOPHON", "EXAMPLES", "EXAMPLE",
                          "AUTHORS", "AUTHOR", "COPYRIGHT", "LIBRARY", "FILES"}

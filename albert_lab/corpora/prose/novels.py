@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from data_prep.prose.documents import MIN_SENTENCES, Document, split_paragraphs
-from data_prep.prose.filters import sentences_of
-from data_prep.rdata import R_STRING, RObject, read_lazy_load_database
+from albert_lab.corpora.prose.documents import MIN_SENTENCES, Document, split_paragraphs
+from albert_lab.corpora.prose.filters import sentences_of
+from albert_lab.corpora.rdata import R_STRING, RObject, read_lazy_load_database
 
 _CHAPTER_LINE = re.compile(r"^\s*(?:CHAPTER|Chapter)\s+[IVXLCDM\d]+\.?\s*$")
 

@@ -6,8 +6,8 @@ import html
 import re
 from typing import Iterator
 
-from data_prep.prose.documents import Document, long_enough, read_text
-from data_prep.prose.filters import prose_sentences
+from albert_lab.corpora.prose.documents import Document, long_enough, read_text
+from albert_lab.corpora.prose.filters import prose_sentences
 
 _POD_ENTITIES = {"lt": "<", "gt": ">", "verbar": "|", "sol": "/", "amp": "&", "quot": '"',
                  "apos": "'", "nbsp": " "}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from data_prep.prose.documents import Document, collapse, long_enough, read_text
-from data_prep.prose.filters import is_prose
+from albert_lab.corpora.prose.documents import Document, collapse, long_enough, read_text
+from albert_lab.corpora.prose.filters import is_prose
 from data_prep.sentences import split_sentences
 
 _UNDERLINE = re.compile(r"^([=\-~^\"'*#+`:.])\1{2,}\s*$")

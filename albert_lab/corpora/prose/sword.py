@@ -9,9 +9,9 @@ import struct
 import zlib
 from typing import Iterator
 
+from albert_lab.corpora.prose.documents import Document, long_enough, split_paragraphs
+from albert_lab.corpora.prose.filters import prose_sentences
 from albert_tf.text.options import DataPrepError
-from data_prep.prose.documents import Document, long_enough, split_paragraphs
-from data_prep.prose.filters import prose_sentences
 
 
 def sword_blocks(index_path: str) -> Iterator[str]:

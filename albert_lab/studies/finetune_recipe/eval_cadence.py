@@ -3,13 +3,13 @@
 is a start's best checkpoint one the suite's cadence never sees?
 
     T6=runs/experiments/table6_sentence_objective/small
-    python experiments/finetune_recipe/eval_cadence.py --pretrained $T6/none \
+    python -m albert_lab.studies.finetune_recipe.eval_cadence --pretrained $T6/none \
         --random_config $T6/random_start/model-a4e57ee6/model_config.yaml \
         --spm_model $T6/none/debian-prose-8000-64e3cf2e0a.model \
         --task stsb --data_dir runs/tasks/lee-pairs --every 25 --work runs/eval_cadence \
         --output experiments/results/finetune_recipe/lee_pairs_cadence/summary.json
 
-Writes each start's seed records (`albert_tf.comparison.seed_loop`: dev score, the test
+Writes each start's seed records (`albert_lab.comparison.seed_loop`: dev score, the test
 score at the checkpoint dev chose, best step) and their paired difference on test.
 """
 
@@ -19,9 +19,9 @@ import argparse
 import json
 import os
 
-from albert_tf.comparison.gain import paired_difference
-from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-from albert_tf.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
+from albert_lab.comparison.gain import paired_difference
+from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+from albert_lab.comparison.seed_loop import DEFAULT_SEEDS, fine_tune_seeds
 from albert_tf.io.files import atomic_write_bytes
 
 

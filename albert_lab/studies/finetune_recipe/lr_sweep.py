@@ -1,7 +1,7 @@
 """The fine-tuning learning-rate sweep as one table: each start's mean dev score per task at
 each rate, over the seeds every rate has (dev only: the test split chooses nothing).
 
-    python experiments/finetune_recipe/lr_sweep.py \
+    python -m albert_lab.studies.finetune_recipe.lr_sweep \
         experiments/results/downstream/prose_full_8k/downstream.json \
         experiments/results/finetune_recipe/lr_sweep/downstream-lr_*.json \
         --output experiments/results/finetune_recipe/lr_sweep/sweep.md

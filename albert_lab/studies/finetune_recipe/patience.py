@@ -2,7 +2,7 @@
 replayed under a shorter patience, to see whether it would have kept the same checkpoint
 and how many steps it would have saved.
 
-    python experiments/finetune_recipe/patience.py runs/prose_full/run/downstream-919deb74 \\
+    python -m albert_lab.studies.finetune_recipe.patience runs/prose_full/run/downstream-919deb74 \\
         --random runs/random_starts_es --patience 1 2 --output patience.md
 
 A run is a folder with `eval_history.jsonl` (one line per dev evaluation, written by

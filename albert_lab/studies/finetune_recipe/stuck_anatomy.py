@@ -4,7 +4,7 @@ pooled output across examples (`albert_tf.training.collapse.spread`: 0 when ever
 gets the same vector), the spread of the encoder's token outputs, the share of examples
 given the most frequent answer, and the mean probability of the answer given.
 
-    python experiments/finetune_recipe/stuck_anatomy.py quickstart/run/downstream* \\
+    python -m albert_lab.studies.finetune_recipe.stuck_anatomy quickstart/run/downstream* \\
         --output experiments/results/finetune_recipe/anatomy.json
 
 A run that learned nothing but whose pooled outputs still spread apart had its classifier

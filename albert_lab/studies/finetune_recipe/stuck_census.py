@@ -2,8 +2,8 @@
 stuck at the constant answer (`albert_tf.finetuning.stuck`), and how many carry a test score
 beside the dev one:
 
-    python experiments/finetune_recipe/stuck_census.py --tasks_dir runs/tasks
-    python experiments/finetune_recipe/stuck_census.py --tasks_dir runs/tasks --mark
+    python -m albert_lab.studies.finetune_recipe.stuck_census --tasks_dir runs/tasks
+    python -m albert_lab.studies.finetune_recipe.stuck_census --tasks_dir runs/tasks --mark
 
 `--shapes` adds the measurement issue's view: the fine-tunes made with the corrected recipe,
 by model shape (hidden size x layers) and start, against the nine shapes its "done" names
@@ -26,10 +26,10 @@ import json
 import os
 import sys
 
-from albert_experiments.report import stuck_markdown
-from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE, stuck_count
-from albert_experiments.statistics.verdicts import Claim, Verdict, verdicts_markdown
-from albert_experiments.summary import report_rows
+from albert_lab.ablations.report import stuck_markdown
+from albert_lab.ablations.statistics.downstream_average import DOWNSTREAM_AVERAGE, stuck_count
+from albert_lab.ablations.statistics.verdicts import Claim, Verdict, verdicts_markdown
+from albert_lab.ablations.summary import report_rows
 from albert_tf.finetuning.stuck import is_stuck
 from albert_tf.io.files import atomic_write_bytes
 

@@ -1,11 +1,11 @@
-"""Training time and curves read from a run's TensorBoard logs (`albert_experiments.curves`),
+"""Training time and curves read from a run's TensorBoard logs (`albert_lab.ablations.curves`),
 by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from albert_experiments.curves import interval_means, read_scalars, training_seconds
+from albert_lab.ablations.curves import interval_means, read_scalars, training_seconds
 
 
 def test_training_seconds_add_each_logged_interval_at_its_rate():

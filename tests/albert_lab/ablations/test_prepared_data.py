@@ -8,8 +8,8 @@ import os
 import yaml
 from experiment_tables import micro_table_document
 
-from albert_experiments import prepared_data
-from albert_experiments.table_spec import load_experiment
+from albert_lab.ablations import prepared_data
+from albert_lab.ablations.table_spec import load_experiment
 
 
 def test_a_data_folder_named_relatively_finds_the_tokenizer_made_under_its_absolute_name(

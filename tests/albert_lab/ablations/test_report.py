@@ -1,4 +1,4 @@
-"""The report's sections (`albert_experiments.report`): the paper's table beside ours, the
+"""The report's sections (`albert_lab.ablations.report`): the paper's table beside ours, the
 unigram plateau, the sentence accuracies against chance and the checkpoint trend."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from experiment_results import sentence_result
 from experiment_tables import micro_table_document
 
-from albert_experiments.report import markdown_table, millions, table_command
-from albert_experiments.table_spec import experiment_from_mapping
+from albert_lab.ablations.report import markdown_table, millions, table_command
+from albert_lab.ablations.table_spec import experiment_from_mapping
 from albert_tf.config import ConfigError
 
 
@@ -56,7 +56,7 @@ def test_a_variant_the_scale_cuts_is_shown_cut_with_its_reason(tmp_path):
     table = markdown_table(spec, [], {"nsp": 1, "sop": 1}).splitlines()
     assert table[2].endswith("| cut | cut | cut | cut | cut |")
     assert table[3].endswith("| not run | not run | not run | not run | not run |")
-    from albert_experiments.runner import variants_to_run
+    from albert_lab.ablations.runner import variants_to_run
     assert [v.name for v in variants_to_run(spec)] == ["sop"]
     assert [v.name for v in variants_to_run(spec, ["nsp"])] == ["nsp"]  # named: run anyway
     for cut, message in (({"tsp": "x"}, "no variant named 'tsp'"),
@@ -68,8 +68,8 @@ def test_a_variant_the_scale_cuts_is_shown_cut_with_its_reason(tmp_path):
 
 
 def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_target():
-    from albert_experiments.report import plateau_markdown
-    from albert_experiments.statistics.heldout_outcomes import (
+    from albert_lab.ablations.report import plateau_markdown
+    from albert_lab.ablations.statistics.heldout_outcomes import (
         above_unigram_plateau,
         unigram_plateau,
     )
@@ -106,7 +106,7 @@ def test_the_unigram_plateau_is_always_predicting_the_most_frequent_held_out_tar
 
 
 def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_trend():
-    from albert_experiments.report import chance_markdown, trend_markdown
+    from albert_lab.ablations.report import chance_markdown, trend_markdown
     results = [sentence_result("sop", "SOP", nsp=0.6, sop=0.8),
                {**sentence_result("none", "None"), "trend": [
                    {"step": 500, "mlm_accuracy": 0.1, "nsp_accuracy": None,
@@ -115,7 +115,7 @@ def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_tr
                     "sop_accuracy": None}]}]
     lines = chance_markdown(results).splitlines()
     assert len(lines) == 4  # header, rule, the SOP model's two cells; None has no head
-    from albert_experiments.statistics.intervals import binomial_p_value
+    from albert_lab.ablations.statistics.intervals import binomial_p_value
     assert lines[2] == f"| SOP | NSP | 240 / 400 | 60.0 | {binomial_p_value(240, 400):.2g} |"
     assert lines[3].startswith("| SOP | SOP | 160 / 200 | 80.0 |")
     trend = trend_markdown(results).splitlines()
@@ -124,8 +124,8 @@ def test_the_report_tests_each_sentence_accuracy_against_chance_and_lists_the_tr
 
 
 def test_stuck_fine_tunes_and_superseded_recipes_are_named_with_what_changed():
-    from albert_experiments.report import stuck_markdown
-    from albert_tf.comparison.recipes import SMALL_MODEL, SUPERSEDED_RECIPES
+    from albert_lab.ablations.report import stuck_markdown
+    from albert_lab.comparison.recipes import SMALL_MODEL, SUPERSEDED_RECIPES
 
     def row(label, recipe, stuck_seeds):
         seeds = {str(seed): {"value": 0.5, "stuck": seed in stuck_seeds} for seed in (1, 2, 3)}
@@ -148,7 +148,7 @@ def test_stuck_fine_tunes_and_superseded_recipes_are_named_with_what_changed():
 
 
 def test_the_data_section_says_which_rows_were_made_from_which_build():
-    from albert_experiments.report import data_markdown
+    from albert_lab.ablations.report import data_markdown
 
     def build(linux_doc, tokenizer):
         return {"corpus": {"debian-prose": {"bible": "sword-text-web 426.0-1",
@@ -179,8 +179,8 @@ def test_the_data_section_says_which_rows_were_made_from_which_build():
 def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
     from experiment_results import variant_scores
 
-    from albert_experiments.report import claim_differences
-    from albert_experiments.statistics.verdicts import Claim
+    from albert_lab.ablations.report import claim_differences
+    from albert_lab.ablations.statistics.verdicts import Claim
 
     def claim(metric, first, second):
         return Claim("c", metric, first, second, "higher")
@@ -210,7 +210,7 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
 
     from types import SimpleNamespace
 
-    from albert_experiments.report.sections import ReportParts, _claims_by_task_section
+    from albert_lab.ablations.report.sections import ReportParts, _claims_by_task_section
     tasks = SimpleNamespace(downstream=[SimpleNamespace(name="bbc"), SimpleNamespace(name="rt")])
     parts = ReportParts(tasks, results, None, {}, "", {}, {}, pairs, {}, [], "")
     section = _claims_by_task_section(parts)
@@ -223,7 +223,7 @@ def test_each_downstream_claim_is_broken_down_task_by_task_once_per_pair():
 
 def test_the_metrics_plot_has_a_panel_for_each_metric_some_variant_measured(tmp_path,
                                                                             monkeypatch):
-    from albert_experiments import plots
+    from albert_lab.ablations import plots
     titles = []
     monkeypatch.setattr(plots, "save_figure", lambda figure, path: titles.append(
         [axes.get_title() for axes in figure.axes]) or path)

@@ -16,11 +16,11 @@ import yaml
 from data_helpers import ordered_documents, sentiment_rows, write_tsv
 from experiment_tables import SST2_OVERRIDES, micro_table_document, parameters_by_hand
 
-from albert_experiments.cli import main as experiment_main
-from albert_experiments.heldout_scoring import PROBE_FROZEN
-from albert_experiments.statistics.intervals import paired_difference
-from albert_experiments.table_spec import load_experiment
-from albert_experiments.variant_config import variant_config
+from albert_lab.ablations.cli import main as experiment_main
+from albert_lab.ablations.heldout_scoring import PROBE_FROZEN
+from albert_lab.ablations.statistics.intervals import paired_difference
+from albert_lab.ablations.table_spec import load_experiment
+from albert_lab.ablations.variant_config import variant_config
 
 
 @pytest.fixture(scope="module")
@@ -340,7 +340,7 @@ def test_a_variant_without_a_sentence_objective_gets_its_sentence_columns_from_p
 @pytest.mark.slow
 def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro, tmp_path,
                                                                           capsys):
-    from albert_tf.comparison.suite import suite_name
+    from albert_lab.comparison.suite import suite_name
     assert experiment_main(["run", micro["path"], *micro["arguments"], "--variants",
                             "sop"]) == 0
     tasks = tmp_path / "tasks"
@@ -387,7 +387,7 @@ def test_downstream_compares_a_run_with_a_random_start_and_a_bag_of_words(micro,
     assert "| feelings | accuracy |" in shown
     # Ten steps may leave the random start at the majority class: then the one task's
     # comparison failed and there is no average gain (suite_average, by hand, in
-    # tests/albert_tf/comparison/test_suite_report.py).
+    # tests/albert_lab/comparison/test_suite_report.py).
     if comparison["verdict"] == "failed":
         assert report["average"] is None and "failed: random start stuck" in shown
     else:

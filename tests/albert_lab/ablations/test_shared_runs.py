@@ -8,14 +8,14 @@ import os
 import pytest
 from repository import REPOSITORY
 
-from albert_experiments.result_store import copy_folder, copy_run
-from albert_experiments.shared_runs import (
+from albert_lab.ablations.result_store import copy_folder, copy_run
+from albert_lab.ablations.shared_runs import (
     find_identical_record,
     find_identical_run,
     find_random_start,
 )
-from albert_experiments.table_spec import load_experiment
-from albert_experiments.variant_config import variant_config, what_it_computes
+from albert_lab.ablations.table_spec import load_experiment
+from albert_lab.ablations.variant_config import variant_config, what_it_computes
 
 ROOT = REPOSITORY
 
@@ -112,7 +112,7 @@ DATA = {"corpus": {"debian-prose": {"bible-kjv": "bible-kjv-text 4.53"}},
 
 
 def _record(folder, data=DATA, outcomes=True, settings=SETTINGS, scope=None):
-    """A table's record (`albert_experiments.records`): a finished run's result and held-out
+    """A table's record (`albert_lab.ablations.records`): a finished run's result and held-out
     outcomes, without the run's checkpoints or tokenizer copy."""
     os.makedirs(folder)
     result = {"name": "not_shared_e128", "label": "not-shared", "group": "E=128",

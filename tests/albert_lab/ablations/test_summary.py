@@ -8,8 +8,8 @@ import os
 import yaml
 from repository import REPOSITORY
 
-from albert_experiments.cli import main as experiment_main
-from albert_experiments.summary import moved, readme_block, readme_markers, summarize
+from albert_lab.ablations.cli import main as experiment_main
+from albert_lab.ablations.summary import moved, readme_block, readme_markers, summarize
 
 
 def _table(name: str, claims: list) -> dict:

@@ -1,4 +1,4 @@
-"""The table files (`albert_experiments.table_spec`): every paper table has one, every variant
+"""The table files (`albert_lab.ablations.table_spec`): every paper table has one, every variant
 makes a valid pretraining config, the parameter counts are the formula's and the paper's,
 and bad files get errors that name the field."""
 
@@ -13,8 +13,8 @@ import pytest
 from experiment_tables import micro_table_document, parameters_by_hand
 from repository import REPOSITORY
 
-from albert_experiments.cli import main as experiment_main
-from albert_experiments.table_spec import (
+from albert_lab.ablations.cli import main as experiment_main
+from albert_lab.ablations.table_spec import (
     ExperimentError,
     experiment_from_mapping,
     load_experiment,
@@ -22,8 +22,8 @@ from albert_experiments.table_spec import (
     not_run_reasons,
     resolve_scale,
 )
-from albert_experiments.table_spec.reader import _downstream
-from albert_experiments.variant_config import variant_config
+from albert_lab.ablations.table_spec.reader import _downstream
+from albert_lab.ablations.variant_config import variant_config
 from albert_tf.config import ConfigError
 from albert_tf.config.schema import load_yaml_mapping
 from albert_tf.models.parameters import count_parameters
@@ -58,7 +58,7 @@ def test_a_reason_for_leaving_a_scale_out_is_checked(not_run_at, message):
 
 
 def test_not_run_reason_is_none_only_for_a_scale_the_file_runs():
-    """The one test the summary and benchmarks/table_cost.py ask of a file, `scales`
+    """The one test the summary and albert_lab/benchmarks/table_cost.py ask of a file, `scales`
     missing included."""
     document = {"scales": {"mini": {}}, "not_run_at": {"small": "needs 9.2 CPU-hours"}}
     assert not_run_reason(document, "mini", "t.yaml") is None

@@ -1,4 +1,4 @@
-"""A variant's downstream columns (`albert_experiments.variant_downstream`): each missing
+"""A variant's downstream columns (`albert_lab.ablations.variant_downstream`): each missing
 seed fine-tuned and kept as it finishes, task sources written once."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from albert_experiments import prepared_data, variant_downstream
-from albert_experiments.table_spec import DownstreamSpec
-from albert_tf.comparison import seed_loop
+from albert_lab.ablations import prepared_data, variant_downstream
+from albert_lab.ablations.table_spec import DownstreamSpec
+from albert_lab.comparison import seed_loop
 
 
 def _fake_scores(calls):

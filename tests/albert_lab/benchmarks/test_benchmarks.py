@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import pathlib
 import random
 import sys
 
@@ -13,22 +12,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from repository import REPOSITORY
-
-BENCHMARKS = pathlib.Path(REPOSITORY) / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    """The benchmark modules, imported with benchmarks/ on the path only while importing."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        modules = {name: importlib.import_module(name)
-                   for name in ("common", "summary", "trace_analysis", "run_all", "train_step",
-                                "table_cost")}
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return modules
+    """The benchmark modules, by name."""
+    return {name: importlib.import_module(f"albert_lab.benchmarks.{name}")
+            for name in ("common", "summary", "trace_analysis", "run_all", "train_step",
+                         "table_cost")}
 
 
 def data_prep_result(per_worker: list[float]) -> dict:
@@ -213,11 +204,15 @@ with open(args.output, "w") as file:
 
 def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, capsys):
     run_all = bench["run_all"]
-    (tmp_path / "fake.py").write_text(FAKE_BENCHMARK)
-    monkeypatch.setattr(run_all, "HERE", tmp_path)
+    package = tmp_path / "fake_benchmarks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fake.py").write_text(FAKE_BENCHMARK)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setattr(run_all, "PACKAGE", "fake_benchmarks")
     monkeypatch.setattr(run_all, "SUITE", (
-        run_all.Benchmark("first", "fake.py", ("--value", "1"), ("--value", "0.5")),
-        run_all.Benchmark("second", "fake.py", ("--value", "2"), None)))
+        run_all.Benchmark("first", "fake", ("--value", "1"), ("--value", "0.5")),
+        run_all.Benchmark("second", "fake", ("--value", "2"), None)))
     results = tmp_path / "results"
     arguments = ["run_all.py", "--machine", "box", "--results", str(results)]
 
@@ -254,8 +249,8 @@ def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, caps
 
     monkeypatch.setenv("FAKE_FAIL", "no")
     monkeypatch.setattr(run_all, "SUITE", (
-        run_all.Benchmark("first", "fake.py", ("--value", "3"), None),
-        run_all.Benchmark("second", "fake.py", ("--value", "4"), None)))
+        run_all.Benchmark("first", "fake", ("--value", "3"), None),
+        run_all.Benchmark("second", "fake", ("--value", "4"), None)))
     monkeypatch.setattr(sys, "argv", arguments + ["--resume", "--only", "second"])
     run_all.main()  # measures `second` again and keeps `first` from before
     again = json.loads((results / "box.json").read_text())
@@ -349,7 +344,7 @@ def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_on
     folder = tmp_path / "sentiment"
     folder.mkdir()
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": "sst2"}}))
-    from albert_experiments.table_spec import DownstreamSpec
+    from albert_lab.ablations.table_spec import DownstreamSpec
     plan = bench["table_cost"].fine_tune_plan(
         DownstreamSpec(data_dir=str(folder), recipe="small_model_v3"), 64)
     assert (plan["train_steps"], plan["early_stopping"]) == (2400, True)

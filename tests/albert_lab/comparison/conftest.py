@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from albert_tf.comparison import suite
+from albert_lab.comparison import suite
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from data_helpers import write_tsv
 
-from albert_tf.comparison import seed_loop
-from albert_tf.comparison.gain import compare_starts, paired_difference, scored_split
+from albert_lab.comparison import seed_loop
+from albert_lab.comparison.gain import compare_starts, paired_difference, scored_split
 from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.finetuning.stuck import is_stuck, stuck_note
@@ -56,7 +56,7 @@ def test_a_stuck_random_start_makes_the_comparison_fail_not_a_gain():
 
 
 def test_paired_difference_has_one_home():
-    from albert_experiments.statistics import intervals
+    from albert_lab.ablations.statistics import intervals
 
     assert intervals.paired_difference is paired_difference
 

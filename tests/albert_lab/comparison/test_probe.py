@@ -11,8 +11,8 @@ import tensorflow as tf
 import yaml
 from data_helpers import english_like_text, sentiment_rows, write_tsv
 
-from albert_experiments.cli import main as experiment_main
-from albert_tf.comparison.probe import encoder_outputs, fit_probe, random_encoder
+from albert_lab.ablations.cli import main as experiment_main
+from albert_lab.comparison.probe import encoder_outputs, fit_probe, random_encoder
 from albert_tf.finetuning.feature_cache import write_features
 from albert_tf.models.encoder import INPUT_NAMES
 
@@ -201,7 +201,7 @@ def test_an_interrupted_probe_starts_again_at_its_first_unfinished_task(
     """The probe stopped during its second task keeps the first one's scores; run again, it
     probes only the second; with other seeds it keeps nothing; at the end the progress file
     is gone."""
-    from albert_tf.comparison import probe as probe_module
+    from albert_lab.comparison import probe as probe_module
 
     output = tmp_path / "probe"
     probed = []

@@ -1,4 +1,4 @@
-"""The downstream suite's sequence length (`albert_tf.comparison.suite.run_downstream`): by
+"""The downstream suite's sequence length (`albert_lab.comparison.suite.run_downstream`): by
 default the run's pretraining length; a longer one the run's position table reaches is used
 by both starts, and the random start is then the one a run pretrained at that length
 shares; one beyond the table is refused before anything is fine-tuned. The fine-tunes are
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from repository import REPOSITORY
 
-from albert_tf.comparison import suite
+from albert_lab.comparison import suite
 from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import load_pretrain_config
 

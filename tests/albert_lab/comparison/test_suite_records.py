@@ -1,4 +1,4 @@
-"""The downstream suite's random-start records (`albert_tf.comparison.suite`): a random
+"""The downstream suite's random-start records (`albert_lab.comparison.suite`): a random
 start's finished seeds, kept in a folder committed to git, are not fine-tuned again on a
 machine whose random-start folders are gone; a task folder written anew uses none of them.
 The fine-tunes are replaced by a stand-in that counts them (the seed loop itself is real)."""
@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from albert_tf.comparison.seed_loop import run_seed_loops
-from albert_tf.comparison.suite import (
+from albert_lab.comparison.seed_loop import run_seed_loops
+from albert_lab.comparison.suite import (
     _task_loops,
     _task_row,
     random_record_path,

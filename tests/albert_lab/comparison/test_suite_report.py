@@ -1,12 +1,12 @@
-"""The downstream suite's report (`albert_tf.comparison.suite`): the average over tasks
+"""The downstream suite's report (`albert_lab.comparison.suite`): the average over tasks
 (failed tasks left out, every stuck run counted) and the recipe it names."""
 
 from __future__ import annotations
 
 import pytest
 
-from albert_tf.comparison.gain import compare_starts
-from albert_tf.comparison.suite import suite_average
+from albert_lab.comparison.gain import compare_starts
+from albert_lab.comparison.suite import suite_average
 
 
 def _suite_row(pretrained, random, stuck=()):
@@ -34,8 +34,8 @@ def test_the_suite_average_leaves_out_failed_tasks_and_counts_every_stuck_run():
 
 
 def test_the_report_names_its_recipe_and_the_overrides_a_suite_run_added():
-    from albert_tf.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
-    from albert_tf.comparison.suite import recipe_description
+    from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
+    from albert_lab.comparison.suite import recipe_description
 
     plain = {"recipe_name": SMALL_MODEL, "recipe": list(SMALL_MODEL_RECIPE)}
     assert recipe_description(plain) == f"Recipe `{SMALL_MODEL}`"

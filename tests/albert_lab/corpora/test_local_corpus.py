@@ -1,10 +1,10 @@
 """Corpora from text on the machine: reST prose extraction and the standard library's docs."""
 
+from albert_lab.corpora.prose.rst import rst_documents
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import InputReport
 from data_prep.cli import main
 from data_prep.corpus import expand_inputs, plan_parts, read_documents
-from data_prep.prose.rst import rst_documents
 
 RST = """
 Title of the page
@@ -55,7 +55,7 @@ def test_stdlib_docstring_corpus_is_readable_input(tmp_path, capsys):
 
 
 def test_heldout_documents_are_every_nth_and_disjoint(tmp_path):
-    from data_prep.local_corpus import write_corpus
+    from albert_lab.corpora.local_corpus import write_corpus
 
     documents = [[f"sentence {i} a.", f"sentence {i} b."] for i in range(10)]
     written = write_corpus(iter(documents), str(tmp_path / "corpus" / "train.txt"),
@@ -68,7 +68,7 @@ def test_heldout_documents_are_every_nth_and_disjoint(tmp_path):
     assert sorted(train + heldout) == sorted("\n".join(d) for d in documents)
 
 
-# Debian sources (data_prep/prose/): tiny files in each format, under tmp_path.
+# Debian sources (albert_lab/corpora/prose/): tiny files in each format, under tmp_path.
 
 import gzip  # noqa: E402
 import json  # noqa: E402
@@ -77,16 +77,16 @@ import zlib  # noqa: E402
 
 import pytest  # noqa: E402
 
+from albert_lab.corpora import debian_packages  # noqa: E402
+from albert_lab.corpora.prose import debian, dictionaries  # noqa: E402
+from albert_lab.corpora.prose.fortunes import fortune_documents  # noqa: E402
+from albert_lab.corpora.prose.html_pages import html_documents  # noqa: E402
+from albert_lab.corpora.prose.info import info_documents  # noqa: E402
+from albert_lab.corpora.prose.man import linux_man_page_documents  # noqa: E402
+from albert_lab.corpora.prose.novels import r_novel_documents  # noqa: E402
+from albert_lab.corpora.prose.pod import pod_documents  # noqa: E402
+from albert_lab.corpora.prose.sword import sword_documents  # noqa: E402
 from albert_tf.text.options import DataPrepError  # noqa: E402
-from data_prep import debian_packages  # noqa: E402
-from data_prep.prose import debian, dictionaries  # noqa: E402
-from data_prep.prose.fortunes import fortune_documents  # noqa: E402
-from data_prep.prose.html_pages import html_documents  # noqa: E402
-from data_prep.prose.info import info_documents  # noqa: E402
-from data_prep.prose.man import linux_man_page_documents  # noqa: E402
-from data_prep.prose.novels import r_novel_documents  # noqa: E402
-from data_prep.prose.pod import pod_documents  # noqa: E402
-from data_prep.prose.sword import sword_documents  # noqa: E402
 
 
 def _write(path, data, compress=False):
@@ -443,7 +443,7 @@ def test_missing_package_errors_name_the_package_to_install(debian_root):
 
 def test_combined_corpus_writes_provenance_of_the_installed_sources(debian_root, tmp_path,
                                                                      capsys):
-    from data_prep.local_corpus import make_corpus
+    from albert_lab.corpora.local_corpus import make_corpus
 
     html = debian_root / "usr/share/doc/debian-handbook/html/en-US"
     for number in range(3):

@@ -1,17 +1,9 @@
-"""Replaying fine-tunes under a shorter patience (`experiments/finetune_recipe/patience.py`),
+"""Replaying fine-tunes under a shorter patience (`albert_lab.studies.finetune_recipe.patience`),
 on dev histories written by hand."""
 
 import json
 
-import pytest
-from repository import script_module
-
-
-@pytest.fixture(scope="module")
-def patience():
-    with script_module("experiments", "finetune_recipe", "patience.py",
-                       name="patience") as module:
-        yield module
+from albert_lab.studies.finetune_recipe import patience
 
 
 def history(*values):
@@ -19,7 +11,7 @@ def history(*values):
             for index, value in enumerate(values)]
 
 
-def test_a_replay_keeps_the_best_so_far_and_stops_after_patience_evaluations(patience):
+def test_a_replay_keeps_the_best_so_far_and_stops_after_patience_evaluations():
     # Best at 400; 600 ties it (not better), 800 is lower: two behind at 800.
     runs = history(0.5, 0.7, 0.7, 0.6, 0.8, 0.6, 0.6, 0.6)
     assert patience.replay(runs, "accuracy", 1) == (400, 600)
@@ -28,7 +20,7 @@ def test_a_replay_keeps_the_best_so_far_and_stops_after_patience_evaluations(pat
     assert patience.replay(history(0.1, 0.2, 0.3), "accuracy", 2) == (600, 600)  # never stops
 
 
-def test_the_table_counts_kept_checkpoints_and_saved_steps(patience, tmp_path):
+def test_the_table_counts_kept_checkpoints_and_saved_steps(tmp_path):
     for seed, values, best in ((1, (0.5, 0.7, 0.6, 0.6, 0.6), 400),
                                (2, (0.5, 0.6, 0.6, 0.7, 0.6, 0.6, 0.6), 800)):
         run = tmp_path / "bbc-news-0123abcd" / f"seed{seed}"

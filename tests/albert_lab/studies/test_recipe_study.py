@@ -1,17 +1,18 @@
-"""The recipe study's arithmetic (`experiments/recipe_study/study.py`): equal-FLOP step
+"""The recipe study's arithmetic (`albert_lab/studies/recipe_study.py`): equal-FLOP step
 budgets, the pairing against the reference run, the budget curve, all by hand."""
 
 import json
 import os
 
 import pytest
-from repository import REPOSITORY, script_module
+from repository import REPOSITORY
+
+from albert_lab.studies import recipe_study
 
 
 @pytest.fixture(scope="module")
 def study():
-    with script_module("experiments", "recipe_study", "study.py", name="recipe_study") as module:
-        yield module
+    return recipe_study
 
 
 def test_every_shape_gets_the_reference_flops_within_one_step_unit(study, monkeypatch):
@@ -230,6 +231,6 @@ def test_the_sequence_lever_pretrains_on_examples_of_64_and_fine_tunes_at_128(
     assert study.main(["seq_64", "--work", str(tmp_path)]) == 0
     assert downstream[0][downstream[0].index("--max_seq_length") + 1] == "128"
     assert finished == ["seq_64"]
-    from albert_tf.comparison.suite import suite_name
+    from albert_lab.comparison.suite import suite_name
     assert study.suite_report("seq_64") == suite_name(["data.max_seq_length=128"])
     assert study.suite_report("h64_l4") == study.suite_report("vocab_16k") == "downstream"

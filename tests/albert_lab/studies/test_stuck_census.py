@@ -1,17 +1,16 @@
-"""The census of stuck fine-tunes by model shape (`experiments/finetune_recipe/
-stuck_census.py --shapes`), on result files written by hand."""
+"""The census of stuck fine-tunes by model shape (`python -m
+albert_lab.studies.finetune_recipe.stuck_census --shapes`), on result files written by hand."""
 
 import json
 
 import pytest
-from repository import script_module
+
+from albert_lab.studies.finetune_recipe import stuck_census
 
 
 @pytest.fixture(scope="module")
 def census():
-    with script_module("experiments", "finetune_recipe", "stuck_census.py",
-                       name="stuck_census") as module:
-        yield module
+    return stuck_census
 
 
 def seed_run(value, stuck=False):

@@ -16,27 +16,27 @@ import zlib
 
 import pytest
 
-from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
-from albert_tf.task_data.glue import GLUE_TASKS, read_glue
-from albert_tf.task_data.glue_table import folder_classification_task
-from albert_tf.text.options import DataPrepError
-from data_prep.cli import main
-from data_prep.local_corpus import make_corpus
-from data_prep.rdata import (
+from albert_lab.corpora.local_corpus import make_corpus
+from albert_lab.corpora.rdata import (
     R_XZ_FILTERS,
     RObject,
     data_frame_columns,
     read_lazy_load_database,
     unserialize_r,
 )
-from data_prep.task_folders import SPLITS, TASK_SOURCES, Example, write_task
-from data_prep.task_folders.bbc_news import read_bbc_news
-from data_prep.task_folders.fine_foods import read_fine_foods
-from data_prep.task_folders.lee_pairs import read_lee_pairs
-from data_prep.task_folders.packages import locate_package_data
-from data_prep.task_folders.rotten_tomatoes import read_rotten_tomatoes
-from data_prep.task_folders.splitting import prepare_examples
-from data_prep.task_text import task_text_documents
+from albert_lab.corpora.task_text import task_text_documents
+from albert_lab.task_folders import SPLITS, TASK_SOURCES, Example, write_task
+from albert_lab.task_folders.bbc_news import read_bbc_news
+from albert_lab.task_folders.fine_foods import read_fine_foods
+from albert_lab.task_folders.lee_pairs import read_lee_pairs
+from albert_lab.task_folders.packages import locate_package_data
+from albert_lab.task_folders.rotten_tomatoes import read_rotten_tomatoes
+from albert_lab.task_folders.splitting import prepare_examples
+from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
+from albert_tf.task_data.glue import GLUE_TASKS, read_glue
+from albert_tf.task_data.glue_table import folder_classification_task
+from albert_tf.text.options import DataPrepError
+from data_prep.cli import main
 
 TOPICS = ("business", "entertainment", "politics", "sports", "tech")
 

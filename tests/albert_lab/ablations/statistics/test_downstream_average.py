@@ -1,12 +1,12 @@
 """The Avg column and each variant's gain over the random start, by hand
-(`albert_experiments.statistics.downstream_average`, `.task_differences`)."""
+(`albert_lab.ablations.statistics.downstream_average`, `.task_differences`)."""
 
 from __future__ import annotations
 
 import pytest
 from experiment_results import variant_scores
 
-from albert_experiments.statistics.downstream_average import (
+from albert_lab.ablations.statistics.downstream_average import (
     as_fraction,
     downstream_average,
     seed_averages,
@@ -32,7 +32,7 @@ def _scores(**tasks):
 
 
 def test_pretraining_gains_pair_each_task_and_the_average_by_seed():
-    from albert_experiments.statistics.task_differences import (
+    from albert_lab.ablations.statistics.task_differences import (
         task_differences,
         task_differences_markdown,
     )

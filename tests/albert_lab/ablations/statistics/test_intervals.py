@@ -1,11 +1,11 @@
-"""The intervals under every verdict (`albert_experiments.statistics.intervals`), by hand."""
+"""The intervals under every verdict (`albert_lab.ablations.statistics.intervals`), by hand."""
 
 from __future__ import annotations
 
 import pytest
 from experiment_results import agreeing_outcomes
 
-from albert_experiments.statistics.intervals import paired_difference, proportions_difference
+from albert_lab.ablations.statistics.intervals import paired_difference, proportions_difference
 
 
 def test_paired_difference_is_students_t_interval_by_hand():
@@ -29,7 +29,7 @@ def test_proportions_difference_is_the_normal_interval_by_hand():
 
 
 def test_binomial_p_values_by_hand():
-    from albert_experiments.statistics.intervals import binomial_p_value
+    from albert_lab.ablations.statistics.intervals import binomial_p_value
     # 9 of 10 at 50%: the counts 0, 1, 9, 10 are as unlikely: (1 + 10 + 10 + 1) / 1024.
     assert binomial_p_value(9, 10) == pytest.approx(22 / 1024)
     assert binomial_p_value(10, 10) == pytest.approx(2 / 1024)
@@ -41,7 +41,7 @@ def test_binomial_p_values_by_hand():
 
 
 def test_paired_outcomes_difference_is_the_interval_of_per_example_differences():
-    from albert_experiments.statistics.intervals import paired_outcomes_difference
+    from albert_lab.ablations.statistics.intervals import paired_outcomes_difference
     # Differences 0, 1, 0, 0: mean 0.25, sd 0.5, 1.96 * 0.5 / 2 = 0.49.
     assert paired_outcomes_difference([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(
         (0.25, -0.24, 0.74), abs=1e-4)

@@ -1,4 +1,4 @@
-"""The paper's claims judged (`albert_experiments.statistics.verdicts`): the claims parsed and
+"""The paper's claims judged (`albert_lab.ablations.statistics.verdicts`): the claims parsed and
 checked, held-out accuracies compared independently or paired by example, downstream
 averages paired by seed, cross-task and chance claims."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from experiment_results import agreeing_outcomes, sentence_result, variant_scores
 
-from albert_experiments.statistics.downstream_average import DOWNSTREAM_AVERAGE
-from albert_experiments.statistics.verdicts import Claim, judge, parse_claims, verdicts_markdown
-from albert_experiments.table_spec import ExperimentError
+from albert_lab.ablations.statistics.downstream_average import DOWNSTREAM_AVERAGE
+from albert_lab.ablations.statistics.verdicts import Claim, judge, parse_claims, verdicts_markdown
+from albert_lab.ablations.table_spec import ExperimentError
 
 
 def _result(name, accuracy, masked_tokens=10_000, metric="mlm_accuracy"):
@@ -22,7 +22,7 @@ def _result(name, accuracy, masked_tokens=10_000, metric="mlm_accuracy"):
 
 
 def test_verdicts_use_the_normal_interval_of_two_accuracies():
-    from albert_experiments.statistics.verdicts import Claim, judge
+    from albert_lab.ablations.statistics.verdicts import Claim, judge
     results = {"a": _result("a", 0.20), "b": _result("b", 0.18)}
     verdict = judge(Claim("a beats b", "mlm_accuracy", "a", "b", "higher"), results)
     # By hand: se = sqrt(.2 * .8 / 1e4 + .18 * .82 / 1e4) = 0.0055426; 1.96 se = 0.010864.
@@ -41,8 +41,8 @@ def test_verdicts_use_the_normal_interval_of_two_accuracies():
 
 
 def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
-    from albert_experiments.statistics.heldout_outcomes import load_outcomes, save_outcomes
-    from albert_experiments.statistics.verdicts import Claim, judge, verdicts_markdown
+    from albert_lab.ablations.statistics.heldout_outcomes import load_outcomes, save_outcomes
+    from albert_lab.ablations.statistics.verdicts import Claim, judge, verdicts_markdown
     first, second = agreeing_outcomes()
     for name, outcomes in (("a", first), ("b", second)):
         os.makedirs(tmp_path / name)
@@ -74,7 +74,7 @@ def test_verdicts_pair_the_outcomes_of_the_same_held_out_examples(tmp_path):
 
 
 def test_a_claim_against_chance_uses_the_sentence_examples():
-    from albert_experiments.statistics.verdicts import Claim, judge
+    from albert_lab.ablations.statistics.verdicts import Claim, judge
     results = {"sop": _result("sop", 0.58, metric="nsp_accuracy")}
     verdict = judge(Claim("", "nsp_accuracy", "sop", "chance", "higher"), results)
     # se = sqrt(.58 * .42 / 400) = 0.024678; the interval is 0.08 +- 0.048368.
@@ -93,8 +93,8 @@ def test_a_claim_against_chance_uses_the_sentence_examples():
      "headline must be true or false, got 'yes'"),
 ])
 def test_bad_claims_are_named(claim, message):
-    from albert_experiments.statistics.verdicts import parse_claims
-    from albert_experiments.table_spec import ExperimentError
+    from albert_lab.ablations.statistics.verdicts import parse_claims
+    from albert_lab.ablations.table_spec import ExperimentError
     with pytest.raises(ExperimentError, match=message):
         parse_claims([claim], ["a", "b"], "table.yaml", ExperimentError)
 

@@ -4,8 +4,9 @@ config, field for field."""
 
 import os
 
-from repository import REPOSITORY, script_module
+from repository import REPOSITORY
 
+from albert_lab.studies import recipe_study
 from albert_tf.config.pretraining import load_pretrain_config
 
 
@@ -15,9 +16,7 @@ def _overrides(command):
 
 def test_small_cpu_is_the_study_candidate_it_was_measured_as(monkeypatch):
     monkeypatch.chdir(REPOSITORY)  # both name their files relative to the repository
-    with script_module("experiments", "recipe_study", "study.py",
-                       name="recipe_study_for_small_cpu") as study:
-        command = study.pretrain_command("lr_2e-3_dynamic_x4", "runs/small_cpu")
+    command = recipe_study.pretrain_command("lr_2e-3_dynamic_x4", "runs/small_cpu")
     measured = load_pretrain_config(command[command.index("--config") + 1],
                                     _overrides(command))
     shipped = load_pretrain_config(os.path.join("configs", "pretrain", "small_cpu.yaml"))
