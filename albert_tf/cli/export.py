@@ -3,7 +3,9 @@
     saved_model  (default) a SavedModel that serves raw text (TF Serving,
                  `tf.saved_model.load`), with tokenization inside the graph;
     tflite       a LiteRT (TFLite) file taking ids, with the SentencePiece model and a small
-                 client beside it; `--quantize none|float16|dynamic_int8|int8`.
+                 client beside it; `--quantize none|float16|dynamic_int8|int8`;
+    hub          `preprocessor/` and `encoder/` SavedModels in the TF Hub text convention
+                 (`hub.KerasLayer`, fine-tunable).
 
     # our pretraining run (its latest checkpoint) with the SentencePiece model it used
     albert-export --checkpoint runs/tiny --spm_model data/spm.model --output export/tiny
@@ -222,7 +224,18 @@ def _export_litert(args, source: _Source) -> tuple[str, str]:
             f"albert_litert.py beside it tokenizes raw text as albert-tf does")
 
 
-_EXPORTERS = {"saved_model": _export_saved_model, "tflite": _export_litert}
+def _export_hub(args, source: _Source) -> tuple[str, str]:
+    from albert_tf.export.hub import HubOptions, export_hub
+
+    output = export_hub(source.model, source.spm_model, args.output,
+                        HubOptions(source.max_seq_length, source.lower_case),
+                        metadata=source.metadata)
+    return (f"TF Hub preprocessor/ and encoder/ in {output}",
+            f"{args.precision}\n  load them with hub.KerasLayer (the preprocessor after "
+            f"`import tensorflow_text`)")
+
+
+_EXPORTERS = {"saved_model": _export_saved_model, "tflite": _export_litert, "hub": _export_hub}
 
 
 def model_config(model):

@@ -41,8 +41,13 @@ from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config.export_formats import QUANTIZATIONS
 from albert_tf.export import litert_client
 from albert_tf.export.loading import ExportError
-from albert_tf.export.model_outputs import encoder_of, ids_specs, model_outputs
-from albert_tf.text.vocabulary import CLS_ID, PAD_ID, SEP_ID, SentencePieceTokenizer
+from albert_tf.export.model_outputs import (
+    checked_tokenizer,
+    encoder_of,
+    ids_specs,
+    model_outputs,
+)
+from albert_tf.text.vocabulary import CLS_ID, PAD_ID, SEP_ID
 
 MODEL_FILE = "model.tflite"
 CLIENT_FILE = "albert_litert.py"
@@ -110,15 +115,7 @@ def export_litert(model, spm_model: str, output_dir: str, options: LiteRTOptions
     Returns the absolute path of the folder.
     """
     config = encoder_of(model).config
-    if not 3 <= options.max_seq_length <= config.max_position_embeddings:
-        raise ExportError(f"max_seq_length {options.max_seq_length} must be between 3 and "
-                          f"the model's max_position_embeddings "
-                          f"{config.max_position_embeddings}")
-    tokenizer = SentencePieceTokenizer(spm_model)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise ExportError(f"{spm_model}: the SentencePiece model has {tokenizer.vocab_size} "
-                          f"pieces but the model's vocab_size is {config.vocab_size}; pass "
-                          f"the tokenizer the model was trained with")
+    tokenizer = checked_tokenizer(spm_model, config, options.max_seq_length)
     flatbuffer = convert(model, options.quantize, representative)
     with staged_folder(output_dir) as staging:
         with open(os.path.join(staging, MODEL_FILE), "wb") as file:
