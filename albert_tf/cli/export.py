@@ -15,6 +15,8 @@
 
     # a fine-tuned run folder of albert-finetune (its best checkpoint), task outputs included
     albert-export --checkpoint runs/mrpc --output export/mrpc
+    # a raw-text model saved from Python (TextClassifier.save), its tokenizer inside it
+    albert-export --checkpoint sentiment.keras --output export/sentiment
     # LiteRT with int8 weights; full-integer int8 calibrated on the task's training texts
     albert-export --checkpoint runs/mrpc --format tflite --quantize dynamic_int8 \\
         --output export/mrpc_tflite
@@ -31,8 +33,10 @@ Serving: a build that includes them).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import tempfile
 from typing import NamedTuple, Sequence
 
 from albert_tf.cli.command import run_command
@@ -47,8 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True,
-                        help="our model folder or one of its checkpoints/ckpt-N, or a source "
-                        "in another --from format")
+                        help="our model folder or one of its checkpoints/ckpt-N, a fine-tuning "
+                        "run folder, a raw-text model's .keras file, or a source in another "
+                        "--from format")
     parser.add_argument("--from", dest="source_format", default="ours", choices=CHECKPOINT_FORMATS)
     parser.add_argument("--config", help="model config for --from model_garden (or to "
                         "override the one beside the source)")
@@ -107,12 +112,16 @@ def _load_source(args):
     from albert_tf.checkpoints.convert import load_model, read_model_config
     from albert_tf.checkpoints.model_folder import folder_tokenizer
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
+    from albert_tf.finetuning.task_kinds import get_task
 
+    if args.source_format == "ours" and args.checkpoint.endswith(".keras"):
+        return _load_text_model(args.checkpoint)
     path, checkpoint = _source(args)
     if args.source_format == "ours" and is_finetune_run(path):
         run = load_finetuned(path, checkpoint)
         metadata = {"source": os.path.abspath(path), "source_format": "finetuned",
-                    "task": run.config.task, "global_step": run.step}
+                    "task": run.config.task, "global_step": run.step,
+                    **_labels(get_task(run.config).labels)}
         return (run.model, run.config.model.spm_model, run.config.model.lower_case,
                 run.config.data.max_seq_length, metadata)
     config = read_model_config(args.config) if args.config else None
@@ -126,6 +135,39 @@ def _load_source(args):
     return (loaded.model, loaded.spm_model, lower_case,
             _default_max_seq_length(args, path, loaded.config.max_position_embeddings),
             metadata)
+
+
+def _load_text_model(path: str):
+    """`_load_source` for a raw-text model's `.keras` file: its tokenizer is its own (bytes,
+    written to a temporary file while the export runs)."""
+    from albert_tf.text_models import load_text_model
+
+    model = load_text_model(path)
+    preprocessor = model.preprocessor
+    metadata = {"source": os.path.abspath(path), "source_format": "keras",
+                "task": type(model).__name__, "global_step": None,
+                **_labels(getattr(model, "labels", None))}
+    return (model, preprocessor.proto, preprocessor.lower_case, preprocessor.max_seq_length,
+            metadata)
+
+
+def _labels(labels) -> dict:
+    """The class names a classifier's probabilities follow, for the export's metadata."""
+    return {} if labels is None else {"labels": list(labels)}
+
+
+@contextlib.contextmanager
+def _tokenizer_file(spm_model: str | bytes):
+    """A path of the SentencePiece model: its own, or a temporary file holding its bytes
+    (the exports copy the model from a file)."""
+    if not isinstance(spm_model, bytes):
+        yield spm_model
+        return
+    with tempfile.TemporaryDirectory(prefix="albert-export-") as scratch:
+        path = os.path.join(scratch, "sentencepiece.model")
+        with open(path, "wb") as f:
+            f.write(spm_model)
+        yield path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,15 +193,18 @@ def _run(args) -> int:
                           f"source; pass --spm_model (the one the weights were trained with)")
     if args.encoder_only and hasattr(model, "encoder"):
         model = model.encoder
-    source = _Source(model, spm_model, lower_case and not args.cased,
-                     args.max_seq_length or min(max_seq_length,
-                                                model_config(model).max_position_embeddings),
-                     {**metadata, "precision": args.precision})
-    output, summary = _EXPORTERS[args.format](args, source)
-    print(f"{metadata['source_format']} {metadata['source']} (step {metadata['global_step']})"
-          f" -> {output}\n  max_seq_length {source.max_seq_length}, "
+    with _tokenizer_file(spm_model) as spm_path:
+        source = _Source(model, spm_path, lower_case and not args.cased,
+                         args.max_seq_length or min(max_seq_length,
+                                                    model_config(model).max_position_embeddings),
+                         {**metadata, "precision": args.precision})
+        output, summary = _EXPORTERS[args.format](args, source)
+    step = "" if metadata["global_step"] is None else f" (step {metadata['global_step']})"
+    tokenizer = "its own" if isinstance(spm_model, bytes) else spm_model
+    print(f"{metadata['source_format']} {metadata['source']}{step} -> {output}\n  "
+          f"max_seq_length {source.max_seq_length}, "
           f"{'lower-cased' if source.lower_case else 'cased'}, {summary}; tokenizer "
-          f"{spm_model}")
+          f"{tokenizer}")
     return 0
 
 
