@@ -31,7 +31,7 @@ from albert_tf.io.console import add_verbose_flag
 
 def _parser() -> argparse.ArgumentParser:
     from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
-    from albert_tf.config.precision import PRECISION_POLICIES
+    from albert_tf.config.precision import PRECISION_SETTINGS
 
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -50,8 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cased", action="store_true",
                         help="do not lower-case (the released models are uncased)")
     parser.add_argument("--top_k", type=int, default=5, help="predictions per [MASK]")
-    parser.add_argument("--precision", default="float32", choices=PRECISION_POLICIES,
-                        help="compute dtype of the exported model (outputs are float32)")
+    parser.add_argument("--precision", default="float32", choices=PRECISION_SETTINGS,
+                        help="compute dtype of the exported model (outputs are float32); "
+                        "auto: what train.precision's auto picks on this machine for the "
+                        "model's size and --jit_compile (the machine that will serve it "
+                        "should be of the same kind)")
     parser.add_argument("--jit_compile", action="store_true",
                         help="XLA-compile the model function (compiles once per new shape)")
     parser.add_argument("--pad_to_multiple_of", type=int, default=None,
@@ -121,8 +124,15 @@ def _run(args) -> int:
     from albert_tf.config.precision import precision_policy
     from albert_tf.export import ExportError, ExportOptions, export_saved_model
 
-    with precision_policy(args.precision):
-        model, spm_model, lower_case, max_seq_length, metadata = _load_source(args)
+    precision = args.precision
+    with precision_policy("float32" if precision == "auto" else precision):
+        loaded = _load_source(args)
+    if precision == "auto":  # the model's size decides: loaded again under another policy
+        precision = _auto_precision(model_config(loaded[0]).hidden_size, args.jit_compile)
+        if precision != "float32":
+            with precision_policy(precision):
+                loaded = _load_source(args)
+    model, spm_model, lower_case, max_seq_length, metadata = loaded
     spm_model = args.spm_model or spm_model
     if not spm_model:
         raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
@@ -136,13 +146,27 @@ def _run(args) -> int:
     if args.encoder_only and hasattr(model, "encoder"):
         model = model.encoder
     output = export_saved_model(model, spm_model, args.output, options,
-                                metadata={**metadata, "precision": args.precision})
+                                metadata={**metadata, "precision": precision})
     print(f"{metadata['source_format']} {metadata['source']} (step {metadata['global_step']})"
           f" -> SavedModel {output}\n  max_seq_length {options.max_seq_length}, "
-          f"{'lower-cased' if options.lower_case else 'cased'}, {args.precision}"
+          f"{'lower-cased' if options.lower_case else 'cased'}, {precision}"
           f"{', XLA' if options.jit_compile else ''}; tokenizer {spm_model}\n"
           f"  load it with `import tensorflow_text` first (its ops tokenize in the graph)")
     return 0
+
+
+def _auto_precision(hidden_size: int, jit_compile: bool) -> str:
+    """The policy `auto` picks for a model of `hidden_size` on this machine's default
+    device (printed with the reason)."""
+    import tensorflow as tf
+
+    from albert_tf.config.precision import choose_precision
+    from albert_tf.loop.precision import strategy_device
+
+    choice = choose_precision("auto", strategy_device(tf.distribute.get_strategy()),
+                              hidden_size, jit_compile)
+    print(f"albert-export: precision {choice.describe()}")
+    return choice.policy
 
 
 def model_config(model):
