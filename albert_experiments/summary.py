@@ -2,20 +2,22 @@
 
     albert-experiment summary --scale mini   # writes experiments/results/summary-mini.md
 
-Per table (from `experiments/table*.yaml` and its `results.json`): how many variants have
-run, the range of held-out MLM accuracy and of the downstream average over them, how many
-of them are above the unigram plateau on held-out MLM, how many beat the table's random start
-on the downstream average (the interval paired by seed above 0) and by how much, and how
-many of the paper's claims are shown, not shown, contradicted or not run yet; then every
+Per table (from `experiments/table*.yaml` and its `results.json`): how many of the file's
+variants have run (those the scale cuts counted and named: `6 of 8 (2 cut)`), the range of
+held-out MLM accuracy and of the downstream average over them, how many of them are above
+the unigram plateau on held-out MLM, how many beat the table's random start on the
+downstream average (the interval paired by seed above 0) and by how much, and how many of
+the paper's claims are shown, not shown, contradicted or not run yet; then every
 claim with our difference and verdict. Reads only the reports, so it runs in a second.
 
-    albert-experiment summary --scale mini --readme README.md
+    albert-experiment summary --scale mini --readme docs/results.md
 
-also rewrites the README's block of headline rows for the scale (between the lines
+also rewrites the page's block of headline rows for the scale (between the lines
 `<!-- albert-experiment summary --scale mini: begin -->` and `<!-- ...: end -->`): per table
 its link, the variants run, the stuck fine-tunes and the verdicts of the claims its file
 marks `headline: true`. Each table's figures are so written once, in its report, and the
-README quotes them through this block (a test checks the committed README against it).
+results index (docs/results.md) quotes them through this block (a test checks the committed
+page against it).
 
     albert-experiment summary --scale small --against mini
 
@@ -107,6 +109,12 @@ def _stuck(report: dict[str, Any] | None) -> tuple[int, int]:
     return sum(bool(run.get("stuck")) for run in runs), len(runs)
 
 
+def _variants_cell(table: dict[str, Any]) -> str:
+    """`k of n` over every variant of the table file, cut ones included: `6 of 8 (2 cut)`."""
+    cut = f" ({table['cut']} cut)" if table["cut"] else ""
+    return f"{table['variants_run']} of {table['variants']}{cut}"
+
+
 def _stuck_cell(table: dict[str, Any]) -> str:
     """`k of n`, or `–` for a table without fine-tunes."""
     stuck, runs = table["stuck"]
@@ -136,7 +144,8 @@ def summarize(experiments_dir: str, results_root: str, scale: str) -> dict[str, 
             "name": spec.name, "title": spec.title, "paper_table": spec.paper_table,
             "results": os.path.relpath(os.path.dirname(report_path), results_root)
             if report else None,
-            "variants_run": len(variants), "variants": len(spec.variants) - len(spec.cut),
+            "variants_run": len(variants), "variants": len(spec.variants),
+            "cut": len(spec.cut),
             "mlm": _range([v["metrics"].get("mlm_accuracy") for v in variants]),
             "downstream": _range([v["metrics"].get(DOWNSTREAM_AVERAGE) for v in variants]),
             "above_plateau": (f"{sum(found['above'] for found in plateaus.values())} of "
@@ -178,7 +187,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
             counts = {**counts, "not run": table["claims"]}
         title = table["title"] or table["name"]
         link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
-        lines.append(f"| {link} | {table['variants_run']} of {table['variants']} | "
+        lines.append(f"| {link} | {_variants_cell(table)} | "
                      f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
                      f"{_stuck_cell(table)} | {table['beats_random_start']} | "
                      + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
@@ -274,7 +283,7 @@ def _headline(verdicts: Sequence[dict[str, Any]]) -> str:
 
 def _readme_row(table: dict[str, Any], label: str) -> str:
     """`| label | variants run | stuck | headline |` for one table at one scale."""
-    return (f"| {label} | {table['variants_run']} of {table['variants']} | "
+    return (f"| {label} | {_variants_cell(table)} | "
             f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
 
 
@@ -294,8 +303,8 @@ def _stuck_line(summary: dict[str, Any]) -> str:
 
 def readme_block(summary: dict[str, Any], link_root: str,
                  against: dict[str, Any] | None = None) -> str:
-    """The README's headline rows at one scale, links relative to the README (`link_root`:
-    the results root as seen from the README's folder). With `against` (another scale's
+    """A page's headline rows at one scale, links relative to the page (`link_root`: the
+    results root as seen from the page's folder). With `against` (another scale's
     summary) each table's row at `summary`'s scale has its row at the other scale one line
     below it, and a table run at only one of the two scales says so."""
     header = "| table | variants run | fine-tunes stuck | headline claims: ours, difference " \
@@ -324,7 +333,7 @@ def readme_block(summary: dict[str, Any], link_root: str,
 
 
 def readme_markers(scale: str, against: str | None = None) -> tuple[str, str]:
-    """The lines that open and close the README's generated block for `scale` (compared
+    """The lines that open and close a page's generated block for `scale` (compared
     with `against`, when given)."""
     command = f"albert-experiment summary --scale {scale}" + (
         f" --against {against}" if against else "")
@@ -345,7 +354,7 @@ def replace_readme_block(text: str, markers: tuple[str, str], block: str, where:
 
 def write_readme_block(readme: str, experiments_dir: str, results_root: str,
                        scale: str, against: str | None = None) -> None:
-    """Rewrites the README's generated rows for `scale` (and `against`, the block whose
+    """Rewrites the page's generated rows for `scale` (and `against`, the block whose
     markers name both) (`replace_readme_block`)."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()

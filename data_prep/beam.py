@@ -24,6 +24,7 @@ from typing import Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from albert_tf.io.owned_folder import FolderError
 from albert_tf.text.options import DataPrepError
 from data_prep import manifest as manifest_files
 from data_prep.pipeline import build_and_record_shard, shard_builder_for
@@ -47,15 +48,16 @@ class BuildShard(beam.DoFn):
 def build_with_beam(plan: manifest_files.BuildPlan,
                     pipeline_options: PipelineOptions | None = None) -> dict:
     """Builds the incomplete shards of `plan` on Beam; returns the manifest."""
-    manifest_files.start_build(plan)
-    todo = manifest_files.incomplete_shards(plan)
-    if todo:
-        with beam.Pipeline(options=pipeline_options or PipelineOptions()) as pipeline:
-            _ = (pipeline
-                 | "ShardIndices" >> beam.Create(todo)
-                 | "Spread" >> beam.Reshuffle()
-                 | "BuildShards" >> beam.ParDo(BuildShard(plan)))
-    return manifest_files.finish_build(plan)
+    with manifest_files.owned_output(plan):  # the launching process holds the folder
+        manifest_files.start_build(plan)
+        todo = manifest_files.incomplete_shards(plan)
+        if todo:
+            with beam.Pipeline(options=pipeline_options or PipelineOptions()) as pipeline:
+                _ = (pipeline
+                     | "ShardIndices" >> beam.Create(todo)
+                     | "Spread" >> beam.Reshuffle()
+                     | "BuildShards" >> beam.ParDo(BuildShard(plan)))
+        return manifest_files.finish_build(plan)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = make_plan(args.input, args.output_dir, args.spm_model, _options(args),
                          args.num_shards, (), args.prefix)
         manifest = build_with_beam(plan, PipelineOptions(argv[split + 1:]))
-    except DataPrepError as error:
+    except (DataPrepError, FolderError) as error:
         print(f"data_prep.beam: error: {error}", file=sys.stderr)
         return 2
     print(f"wrote {manifest['total_examples']:,} examples in {plan.num_shards} shards to "

@@ -16,6 +16,7 @@ import os
 import sys
 
 from albert_tf.io.console import add_verbose_flag, quiet_tensorflow
+from albert_tf.io.owned_folder import FolderError
 from albert_tf.text.options import (
     SENTENCE_OBJECTIVES,
     SINGLE_SENTENCE_CHUNKS,
@@ -85,7 +86,8 @@ def _add_build_command(commands) -> None:
                             "one per worker; when resuming, the build's own count)")
     build.add_argument("--prefix", default="train", help="shard file name prefix")
     build.add_argument("--overwrite", action="store_true",
-                       help="delete --output_dir first instead of resuming into it")
+                       help="delete the files of the earlier build recorded in --output_dir "
+                            "first (only those) instead of resuming it")
     build.add_argument("--no_progress", action="store_true")
     _add_text_options(build)
 
@@ -264,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with quiet_tensorflow(args.verbose):
             command(args)
-    except DataPrepError as error:
+    except (DataPrepError, FolderError) as error:
         print(f"albert-data {args.command}: error: {error}", file=sys.stderr)
         return 2
     return 0

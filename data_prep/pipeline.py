@@ -81,26 +81,27 @@ def train_tokenizer(inputs: Sequence[str], model_prefix: str, vocab_size: int,
 
 def build_shards(plan: manifest_files.BuildPlan, num_workers: int = 1, overwrite: bool = False,
                  progress: bool = True) -> dict:
-    """Builds every incomplete shard of `plan`, then writes and returns the manifest."""
+    """Builds every incomplete shard of `plan`, then writes and returns the manifest, holding
+    the output folder meanwhile (`manifest.owned_output`; `overwrite` deletes the files an
+    earlier build recorded there first, and nothing else)."""
     if num_workers < 1:
         raise DataPrepError(f"option num_workers must be >= 1, got {num_workers}")
-    if overwrite and files.isdir(plan.output_dir):
-        files.rmtree(plan.output_dir)
-    manifest_files.start_build(plan)
-    files.remove_stale_temporaries(plan.output_dir)
-    todo = manifest_files.incomplete_shards(plan)
-    bar = _progress_bar(plan, todo, progress)
-    try:
-        for examples in _run(plan, todo, num_workers):
-            bar.update(1)
-            bar.set_postfix(examples=f"{examples:,}")
-    except BaseException:
-        # Stopped workers may leave temporaries; complete shards and sidecars stay for resume.
+    with manifest_files.owned_output(plan, overwrite):
+        manifest_files.start_build(plan)
         files.remove_stale_temporaries(plan.output_dir)
-        raise
-    finally:
-        bar.close()
-    return manifest_files.finish_build(plan)
+        todo = manifest_files.incomplete_shards(plan)
+        bar = _progress_bar(plan, todo, progress)
+        try:
+            for examples in _run(plan, todo, num_workers):
+                bar.update(1)
+                bar.set_postfix(examples=f"{examples:,}")
+        except BaseException:
+            # Stopped workers may leave temporaries; complete shards and sidecars stay.
+            files.remove_stale_temporaries(plan.output_dir)
+            raise
+        finally:
+            bar.close()
+        return manifest_files.finish_build(plan)
 
 
 def _progress_bar(plan, todo, enabled):

@@ -18,10 +18,12 @@ import json
 import os
 from typing import Iterator
 
+from albert_tf.io.names import path_inside
 from albert_tf.text.options import DataPrepError
 from data_prep.sentences import split_sentences
 
 TRAIN_SPLIT = "train"
+HELD_OUT_SPLITS = ("dev", "test")
 DESCRIPTION = "source.json"
 SOURCE_PREFIX = "task-text:"  # a corpus source's name: task-text:<folder>
 # The text columns of the layouts `albert-data task` writes (`glue_files`): SST-2's
@@ -80,13 +82,31 @@ def _texts(path: str) -> Iterator[str]:
 
 
 def _description(task_dir: str) -> tuple[dict, str]:
-    """The folder's `source.json` and the path of its training split."""
+    """The folder's `source.json` and the path of its training split, which must be a file
+    of the folder other than its dev and test files."""
     path = os.path.join(task_dir, DESCRIPTION)
     try:
         with open(path, encoding="utf-8") as file:
             description = json.load(file)
         description["task"]  # named in the provenance: missing is the error below, now
-        return description, os.path.join(task_dir, description["files"][TRAIN_SPLIT])
+        names = dict(description["files"])
+        train = names[TRAIN_SPLIT]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise DataPrepError(f"{path}: not a task folder's description (`albert-data task` "
                             f"writes one; {type(error).__name__}: {error})") from None
+    train_path = path_inside(task_dir, train, f"{path}: files.{TRAIN_SPLIT}", DataPrepError)
+    # The folder's other files, and the names albert-finetune reads dev and test from.
+    others = [(split, name) for split, name in names.items()
+              if split != TRAIN_SPLIT and isinstance(name, str)]
+    for split, name in [*others, *((split, f"{split}.tsv") for split in HELD_OUT_SPLITS)]:
+        if _same_file(os.path.join(task_dir, name), train_path):
+            raise DataPrepError(f"{path}: files.{TRAIN_SPLIT} names {train!r}, the folder's "
+                                f"{split} file, not its training split (pretraining on dev or "
+                                "test text would leak it into every score)")
+    return description, train_path
+
+
+def _same_file(first: str, second: str) -> bool:
+    if os.path.exists(first) and os.path.exists(second):
+        return os.path.samefile(first, second)
+    return os.path.normpath(first) == os.path.normpath(second)

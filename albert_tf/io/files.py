@@ -5,9 +5,13 @@ TensorFlow. A path with a scheme (`gs://`, `hdfs://`, `s3://` with tensorflow-io
 goes through `tf.io.gfile`, imported only then; that is what lets the Beam pipeline read and
 write object stores from Dataflow workers.
 
-Files appear whole or not at all: `atomic_output` writes to `.<name>.tmp-<pid>` and renames
-(fsync first on a local disk); a crash leaves at most such a temporary, which later runs
-ignore and `remove_stale_temporaries` deletes.
+Files appear whole or not at all: `atomic_output` writes to a temporary
+`.<name>.tmp-<host>-<pid>-<random>` and renames it (fsync first on a local disk); a crash
+leaves at most such a temporary, which later runs ignore and `remove_stale_temporaries`
+deletes. The name is unique to the writer (two hosts writing to one bucket, or two processes
+with one pid in two containers, never share one), and on a local disk the temporary is
+created exclusively, without following a symbolic link: a link or file planted under that
+name makes the write fail instead of writing through it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import contextlib
 import glob as local_glob
 import hashlib
 import os
+import secrets
 import shutil
+import socket
 from typing import BinaryIO, Iterable, Iterator
 
 
@@ -56,6 +62,13 @@ def glob(pattern: str) -> list[str]:
     return sorted(_gfile().glob(pattern) if is_remote(pattern) else local_glob.glob(pattern))
 
 
+def listdir(path: str) -> list[str]:
+    """The sorted names in folder `path` (a remote subfolder without its trailing slash)."""
+    if is_remote(path):
+        return sorted(name.rstrip("/") for name in _gfile().listdir(path))
+    return sorted(os.listdir(path))
+
+
 def has_magic(pattern: str) -> bool:
     return local_glob.has_magic(pattern)
 
@@ -85,8 +98,20 @@ def remove(path: str) -> None:
 
 
 def temporary_name(path: str) -> str:
+    """`.<name>.tmp-<host>-<pid>-<random>` beside `path`: no other writer's."""
     folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.tmp-{os.getpid()}")
+    host = socket.gethostname().replace(os.sep, "_")
+    return os.path.join(folder, f".{name}.tmp-{host}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+# A new file, never an existing one, and never through a symbolic link.
+_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+
+
+def create_exclusive(path: str, mode: int = 0o644) -> BinaryIO:
+    """A new local file opened for writing; FileExistsError when `path` exists (a planted
+    symbolic link included, dangling or not)."""
+    return os.fdopen(os.open(path, _EXCLUSIVE, mode), "wb")
 
 
 @contextlib.contextmanager
@@ -96,16 +121,18 @@ def atomic_output(path: str) -> Iterator[BinaryIO]:
     The folder of `path` is created when missing."""
     temporary = temporary_name(path)
     makedirs(os.path.dirname(path) or ".")
+    remote = is_remote(path)
+    # Opened before the try: a name someone else holds is theirs, not removed on error.
+    file = _gfile().GFile(temporary, "wb") if remote else create_exclusive(temporary)
     try:
-        if is_remote(path):
-            with _gfile().GFile(temporary, "wb") as file:
-                yield file
-            _gfile().rename(temporary, path, overwrite=True)
-        else:
-            with open(temporary, "wb") as file:
-                yield file
+        with file:
+            yield file
+            if not remote:
                 file.flush()
                 os.fsync(file.fileno())
+        if remote:
+            _gfile().rename(temporary, path, overwrite=True)
+        else:
             os.replace(temporary, path)
     except BaseException:
         remove(temporary)

@@ -11,7 +11,13 @@ from data_prep.prose.filters import prose_sentences
 
 _POD_ENTITIES = {"lt": "<", "gt": ">", "verbar": "|", "sol": "/", "amp": "&", "quot": '"',
                  "apos": "'", "nbsp": " "}
-_POD_NESTED = [re.compile(rf"[A-Z]{'<' * n}\s+(.*?)\s+{'>' * n}", re.S) for n in (4, 3, 2)]
+# A code with n >= 2 angle brackets, `C<< $a->b >>`: the opening (a letter, n '<' and
+# whitespace) and the closing (whitespace and n '>'), found by searches of fixed-length
+# patterns, so the scan is linear; one regex for the whole code, `[A-Z]<<\s+(.*?)\s+>>`, was
+# cubic on long runs of spaces without a closing. `_replace_nested` gives what it gave.
+_POD_NESTED = [(n, re.compile(rf"[A-Z]{'<' * n}\s"), re.compile(rf"\s{'>' * n}"))
+               for n in (4, 3, 2)]
+_SPACES = re.compile(r"\s*")
 _POD_CODE = re.compile(r"([A-Z])<([^<>]*)>")
 
 
@@ -36,13 +42,38 @@ def clean_pod(text: str) -> str:
     >>> clean_pod("Use B<open> with C<< $fh->print >> (see L<the manual|perlfunc>) E<lt>3")
     'Use open with $fh->print (see the manual) <3'
     """
-    for pattern in _POD_NESTED:
-        text = pattern.sub(lambda match: match.group(1).replace("<", "\0").replace(">", "\1"),
-                           text)
+    for brackets, opening, closing in _POD_NESTED:
+        text = _replace_nested(text, brackets, opening, closing)
     previous = None
     while previous != text:
         previous, text = text, _POD_CODE.sub(_pod_code, text)
     return text.replace("\0", "<").replace("\1", ">")
+
+
+def _replace_nested(text: str, brackets: int, opening: re.Pattern,
+                    closing: re.Pattern) -> str:
+    """`text` with each code of `brackets` angle brackets (`X<< inner >>`) replaced by its
+    inner text, whose own angle brackets are masked as NUL and \\1 until `clean_pod` ends.
+
+    The inner text starts after the whitespace that follows the opening and ends at the
+    first closing after it; failing that, an opening whose whitespace (two characters or
+    more) runs into the closing is an empty code."""
+    pieces, copied, searched, closings_left = [], 0, 0, True
+    while (start := opening.search(text, searched)) is not None:
+        inner_start = _SPACES.match(text, start.end()).end()
+        end = closing.search(text, inner_start) if closings_left else None
+        if end is not None:
+            inner, stop = text[inner_start:end.start()].rstrip(), end.end()
+        elif (text.startswith(">" * brackets, inner_start)
+              and inner_start - start.end() >= 1):
+            inner, stop = "", inner_start + brackets
+        else:
+            closings_left = False  # none after here: later openings cannot find one either
+            searched = start.start() + 1
+            continue
+        pieces += [text[copied:start.start()], inner.replace("<", "\0").replace(">", "\1")]
+        copied = searched = stop
+    return "".join(pieces) + text[copied:]
 
 
 def pod_documents_text(text: str) -> Iterator[Document]:

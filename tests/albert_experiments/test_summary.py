@@ -13,6 +13,7 @@ from albert_experiments.summary import moved, readme_block, readme_markers, summ
 
 
 def _table(name: str, claims: list) -> dict:
+    """A table file of four variants, `d` cut at the micro scale."""
     variant = {"pretrain": {"model": {"hidden_size": 32, "num_attention_heads": 2,
                                       "intermediate_size": 64, "embedding_size": 16}}}
     return {
@@ -22,9 +23,10 @@ def _table(name: str, claims: list) -> dict:
             "corpus": {"sources": [{"name": "x", "train_files": ["t.txt"],
                                     "heldout_files": ["h.txt"]}]},
             "tokenizer": {"vocab_size": 48}, "shards": {"max_seq_length": 32},
-            "pretrain": {"train": {"train_steps": 1}}}},
+            "pretrain": {"train": {"train_steps": 1}},
+            "cut_variants": {"d": "cut for the budget"}}},
         "variants": [{"name": "a", **variant}, {"name": "b", **variant},
-                     {"name": "c", **variant}],
+                     {"name": "c", **variant}, {"name": "d", **variant}],
         "claims": claims}
 
 
@@ -76,13 +78,15 @@ def test_the_summary_counts_each_tables_runs_ranges_and_verdicts(tmp_path, capsy
     lines = printed.splitlines()
     rows = [line for line in lines if line.startswith("| [Title") or
             line.startswith("| Title")]
-    # Table 4 before Table 12; 2 of 3 variants run; MLM 10.0-15.2, one of the two above the
-    # unigram plateau; one downstream average; one of two ahead of the random start.
-    assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 3 | "
+    # Table 4 before Table 12; 2 of 4 variants run, the cut one counted in the 4; MLM
+    # 10.0-15.2, one of the two above the unigram plateau; one downstream average; one of two
+    # ahead of the random start.
+    assert rows[0] == ("| [Title of table4_size](table4_size/micro/results.md) | 2 of 4 "
+                       "(1 cut) | "
                        "10.0-15.2 | 1 of 2 | 71.0 | 1 of 4 | 1 of 2 (-1.0 to +12.0) | "
                        "1 / 1 / 0 / 1 |")
     # No report yet: its three claims (one per metric) still to run.
-    assert rows[1] == ("| Title of table12_dropout | 0 of 3 | – | – | – | – | – | "
+    assert rows[1] == ("| Title of table12_dropout | 0 of 4 (1 cut) | – | – | – | – | – | "
                        "0 / 0 / 0 / 3 |")
     assert "| 4 | a beats b | downstream_average | +3.0 [+1.0, +5.0] | shown |" in lines
     assert "| 4 | a beats b | mlm_accuracy | +5.2 [-1.0, +11.4] | not shown |" in lines
@@ -121,10 +125,11 @@ def test_the_readme_rows_quote_each_tables_headline_claims_from_its_report(tmp_p
     assert "rows written by hand" not in text
     # The headline claim on both metrics, not the unmarked `c beats b`; the link is
     # relative to the README; one of Table 4's four fine-tunes stuck, none run for Table 12.
-    assert ("| [Title of table4_size](results/table4_size/micro/results.md) | 2 of 3 | 1 of 4 "
+    assert ("| [Title of table4_size](results/table4_size/micro/results.md) | 2 of 4 (1 cut) "
+            "| 1 of 4 "
             "| a beats b: downstream +3.0 [+1.0, +5.0] shown, MLM +5.2 [-1.0, +11.4] not "
             "shown |") in text
-    assert "| Title of table12_dropout | 0 of 3 | – | – |" in text
+    assert "| Title of table12_dropout | 0 of 4 (1 cut) | – | – |" in text
     assert "over the micro tables: 1 of 4." in text
     capsys.readouterr()
 
@@ -136,18 +141,18 @@ def test_the_readme_rows_quote_each_tables_headline_claims_from_its_report(tmp_p
     assert readme.read_text() == "# A README without the markers\n"
 
 
-def test_the_committed_readme_rows_are_the_ones_the_committed_reports_give():
-    """The README's table rows (small scale, mini one line below) are generated, never
-    edited by hand: rerun `albert-experiment summary --scale small --against mini --readme
-    README.md` after a report changes."""
-    with open(os.path.join(REPOSITORY, "README.md"), encoding="utf-8") as f:
+def test_the_committed_results_index_rows_are_the_ones_the_committed_reports_give():
+    """The table rows of docs/results.md, the results index (small scale, mini one line
+    below), are generated, never edited by hand: rerun `albert-experiment summary --scale
+    small --against mini --readme docs/results.md` after a report changes."""
+    with open(os.path.join(REPOSITORY, "docs", "results.md"), encoding="utf-8") as f:
         text = f.read()
     begin, end = readme_markers("small", "mini")
     committed = text[text.index(begin) + len(begin):text.index(end)].strip("\n")
     experiments = os.path.join(REPOSITORY, "experiments")
     results = os.path.join(experiments, "results")
     assert committed == readme_block(summarize(experiments, results, "small"),
-                                     "experiments/results",
+                                     "../experiments/results",
                                      summarize(experiments, results, "mini"))
 
 
@@ -208,12 +213,13 @@ def test_against_lays_two_scales_claims_side_by_side(tmp_path, capsys):
 
 
 def test_the_readme_rows_against_another_scale_put_each_tables_rows_together(tmp_path, capsys):
-    """Table 4 is run at `wide` and `micro`; Table 12 has no `wide` scale: its `micro` row
-    stands under a line that says so."""
+    """Table 4 is run at `wide` (which cuts nothing) and `micro`; Table 12 has no `wide`
+    scale: its `micro` row stands under a line that says so."""
     experiments, results = _micro_tables(tmp_path)
     path = experiments / "table4_size.yaml"
     table = yaml.safe_load(path.read_text())
-    table["scales"]["wide"] = table["scales"]["micro"]
+    table["scales"]["wide"] = {key: value for key, value in table["scales"]["micro"].items()
+                               if key != "cut_variants"}
     path.write_text(yaml.safe_dump(table))
     path = experiments / "table12_dropout.yaml"
     table = yaml.safe_load(path.read_text())
@@ -233,11 +239,12 @@ def test_the_readme_rows_against_another_scale_put_each_tables_rows_together(tmp
     headline = ("a beats b: downstream +3.0 [+1.0, +5.0] shown, MLM +5.2 [-1.0, +11.4] "
                 "not shown")
     assert lines[3:7] == [
-        f"| [Title of table4_size](results/table4_size/wide/results.md) (wide) | 2 of 3 | "
+        f"| [Title of table4_size](results/table4_size/wide/results.md) (wide) | 2 of 4 | "
         f"1 of 4 | {headline} |",
-        f"| ↳ [micro](results/table4_size/micro/results.md) | 2 of 3 | 1 of 4 | {headline} |",
+        f"| ↳ [micro](results/table4_size/micro/results.md) | 2 of 4 (1 cut) | 1 of 4 | "
+        f"{headline} |",
         "| Title of table12_dropout (wide) | not at this scale | – | too wide for this machine |",
-        "| ↳ micro | 0 of 3 | – | – |"]
+        "| ↳ micro | 0 of 4 (1 cut) | – | – |"]
     assert lines[8:10] == ["Fine-tunes stuck at the majority class over the wide tables: "
                            "1 of 4.", "Fine-tunes stuck at the majority class over the "
                            "micro tables: 1 of 4."]

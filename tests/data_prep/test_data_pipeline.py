@@ -9,6 +9,8 @@ import pytest
 import sentencepiece as spm
 from data_helpers import english_like_text
 
+from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError
+from albert_tf.records.tfrecord import read_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.vocabulary import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
 from data_prep import pipeline
@@ -122,7 +124,8 @@ def test_resume_after_a_crash_rebuilds_only_what_is_missing(reference, corpus, s
         build(corpus, spm_model, tmp_path)
     done = sorted(name for name in os.listdir(tmp_path) if name.endswith(".tfrecord"))
     assert done == ["train-00000-of-00005.tfrecord", "train-00001-of-00005.tfrecord"]
-    assert not any(name.startswith(".") for name in os.listdir(tmp_path))
+    assert not any(name.startswith(".") for name in os.listdir(tmp_path)
+                   if name != RECORD_FILE)  # no temporary left, and the lock released
     assert "manifest.json" not in os.listdir(tmp_path)
     stamps = {name: os.stat(tmp_path / name).st_mtime_ns for name in done}
     # A leftover temporary and a shard whose sidecar never got written are redone.
@@ -134,14 +137,118 @@ def test_resume_after_a_crash_rebuilds_only_what_is_missing(reference, corpus, s
     assert {name: os.stat(tmp_path / name).st_mtime_ns for name in done} == stamps
 
 
+def test_a_rerun_checks_the_finished_shards_and_builds_a_damaged_one_again(
+        reference, corpus, spm_model, tmp_path, capsys):
+    """A rerun trusts no sidecar blindly: a shard cut at a record boundary (a valid, shorter
+    file) and one with a changed byte (same size and count) are built again, with a warning;
+    the others are left as they are."""
+    build(corpus, spm_model, tmp_path)
+    cut, changed, kept = (tmp_path / f"train-0000{index}-of-00005.tfrecord" for index in (1, 3, 4))
+    records = list(read_records(str(cut)))
+    with open(cut, "r+b") as file:
+        file.truncate(sum(16 + len(record) for record in records[:-1]))
+    data = bytearray(changed.read_bytes())
+    data[-10] ^= 1
+    changed.write_bytes(bytes(data))
+    stamp = kept.stat().st_mtime_ns
+    capsys.readouterr()
+    build(corpus, spm_model, tmp_path)
+    assert folder_bytes(tmp_path) == reference[2]
+    assert kept.stat().st_mtime_ns == stamp
+    warnings = capsys.readouterr().err
+    size = len(reference[2][cut.name])
+    assert (f"albert-data build: warning: {cut}: {size - 16 - len(records[-1]):,} bytes, but "
+            f"{cut}.json records {size:,} (the shard was cut short or changed after the build); "
+            "building it again") in warnings
+    assert f"albert-data build: warning: {changed}: its checksum is sha256:" in warnings
+    assert warnings.count("warning") == 2
+
+
 def test_a_different_build_into_the_same_folder_is_refused(reference, corpus, spm_model,
                                                            tmp_path):
     build(corpus, spm_model, tmp_path)
     other = DataPrepOptions(**{**OPTIONS.to_dict(), "dupe_factor": 3})
-    with pytest.raises(DataPrepError, match="holds shards of another build"):
+    with pytest.raises(FolderError, match=r"another albert-data build run; its settings "
+                                          r"differ in 1 field\(s\): options.dupe_factor: 2 -> 3"):
         build(corpus, spm_model, tmp_path, other)
     build(corpus, spm_model, tmp_path, other, overwrite=True)
     assert read_manifest(str(tmp_path))["options"]["dupe_factor"] == 3
+
+
+def _cli_build(corpus, spm_model, output_dir, *flags):
+    return main(["build", "--input", str(corpus / "a.txt"), "--spm_model", spm_model,
+                 "--output_dir", str(output_dir), "--max_seq_length", "48", "--dupe_factor",
+                 "1", "--num_shards", "1", "--no_progress", *flags])
+
+
+def test_overwrite_never_deletes_a_users_file(corpus, spm_model, tmp_path, capsys):
+    """The issue's case: a folder holding only the user's precious.txt, built into with
+    --overwrite; then a folder the build owns, where the user later put a file of theirs."""
+    (tmp_path / "precious.txt").write_text("mine")
+    assert _cli_build(corpus, spm_model, tmp_path, "--overwrite") == 2
+    error = capsys.readouterr().err
+    assert "holds files albert-data build did not write: precious.txt" in error
+    assert os.listdir(tmp_path) == ["precious.txt"]
+    owned = tmp_path / "shards"
+    assert _cli_build(corpus, spm_model, owned) == 0
+    (owned / "notes.txt").write_text("mine too")
+    assert _cli_build(corpus, spm_model, owned, "--overwrite", "--random_seed", "7") == 0
+    assert "--overwrite deleted 4 file(s)" in capsys.readouterr().out
+    assert (owned / "notes.txt").read_text() == "mine too"
+    assert read_manifest(str(owned))["options"]["random_seed"] == 7
+
+
+def test_output_dir_dot_is_refused_without_touching_anything(corpus, spm_model, tmp_path,
+                                                             monkeypatch, capsys):
+    (tmp_path / "setup.cfg").write_text("[metadata]")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert _cli_build(corpus, spm_model, ".", "--overwrite") == 2
+    assert "did not write: setup.cfg, src" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["setup.cfg", "src"]
+
+
+# A real build whose shards wait for the file argv[2] before being built.
+_PAUSED_BUILD = """
+import os, sys, time
+from data_prep import pipeline
+real = pipeline._build_one
+def paused(index):
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.05)
+    return real(index)
+pipeline._build_one = paused
+plan = pipeline.make_plan([sys.argv[3]], sys.argv[1], sys.argv[4], pipeline.DataPrepOptions(
+    max_seq_length=48, dupe_factor=1), 1)
+pipeline.build_shards(plan, progress=False)
+"""
+
+
+def test_two_builds_started_on_one_folder_one_builds_and_one_is_refused(corpus, spm_model,
+                                                                      tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    output, go = tmp_path / "out", tmp_path / "go"
+    first = subprocess.Popen([sys.executable, "-c", _PAUSED_BUILD, str(output), str(go),
+                              str(corpus / "a.txt"), spm_model])
+    while not (output / LOCK_FILE).exists():  # the first holds the folder
+        assert first.poll() is None, "the first build ended early"
+        time.sleep(0.05)
+    second = subprocess.run([os.path.join(os.path.dirname(sys.executable), "albert-data"),
+                             "build", "--input", str(corpus / "a.txt"), "--spm_model",
+                             spm_model, "--output_dir", str(output), "--max_seq_length", "48",
+                             "--dupe_factor", "1", "--num_shards", "1", "--overwrite"],
+                            capture_output=True, text=True)
+    assert second.returncode == 2
+    assert f"is in use by albert-data build (pid {first.pid} on host" in second.stderr
+    go.write_text("")
+    assert first.wait(timeout=120) == 0
+    assert sorted(os.listdir(output)) == [RECORD_FILE, "build.json", "manifest.json",
+                                          "train-00000-of-00001.tfrecord",
+                                          "train-00000-of-00001.tfrecord.json"]
+    assert read_manifest(str(output))["total_examples"] > 0
 
 
 def test_strict_build_fails_on_bad_input_and_leaves_no_partial_shard(spm_model, tmp_path):
@@ -152,7 +259,7 @@ def test_strict_build_fails_on_bad_input_and_leaves_no_partial_shard(spm_model, 
                               spm_model, options, 1)
     with pytest.raises(DataPrepError, match=r"bad.txt:4: invalid UTF-8"):
         pipeline.build_shards(plan, progress=False)
-    assert sorted(os.listdir(tmp_path / "out")) == ["build.json"]
+    assert sorted(os.listdir(tmp_path / "out")) == [RECORD_FILE, "build.json"]
 
 
 def test_input_without_documents_is_a_clear_error(spm_model, tmp_path):

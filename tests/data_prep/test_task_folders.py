@@ -11,6 +11,7 @@ import io
 import json
 import lzma
 import os
+import re
 import struct
 import zlib
 
@@ -564,6 +565,39 @@ def test_corpus_interleaves_the_task_text_and_records_it(fixtures, tmp_path):
 def test_task_text_of_a_folder_without_description_is_refused(tmp_path):
     with pytest.raises(DataPrepError, match="source.json: not a task folder's description"):
         list(task_text_documents(str(tmp_path)))
+
+
+@pytest.mark.parametrize("train, message", [
+    ("../outside.tsv", "'../outside.tsv' leads out of"),
+    ("/etc/passwd", "'/etc/passwd' is an absolute path"),
+    ("test.tsv", "names 'test.tsv', the folder's test file, not its training split"),
+    ("./dev.tsv", "names './dev.tsv', the folder's dev file"),
+    ("labels.tsv", "names 'labels.tsv', the folder's test_labels file"),
+])
+def test_task_text_refuses_a_training_file_outside_the_folder_or_held_out(
+        fixtures, tmp_path, train, message):
+    """source.json's files.train picks the one file whose text may enter pretraining: a
+    path out of the folder, or the dev or test file, is refused before anything is read."""
+    folder = tmp_path / "task"
+    write_task("bbc-news", str(folder), seed=3, data_path=fixtures["bbc-news"])
+    (tmp_path / "outside.tsv").write_text("sentence\tlabel\nOutside text.\t0\n")
+    description = json.loads((folder / "source.json").read_text())
+    description["files"].update(train=train, test_labels="labels.tsv")
+    (folder / "source.json").write_text(json.dumps(description))
+    with pytest.raises(DataPrepError, match=re.escape(f"{folder}/source.json: files.train")) \
+            as refused:
+        list(task_text_documents(str(folder)))
+    assert message in str(refused.value)
+
+
+def test_task_text_refuses_a_link_out_of_the_folder(fixtures, tmp_path):
+    folder = tmp_path / "task"
+    write_task("bbc-news", str(folder), seed=3, data_path=fixtures["bbc-news"])
+    (tmp_path / "outside.tsv").write_text("sentence\tlabel\nOutside text.\t0\n")
+    (folder / "train.tsv").unlink()
+    (folder / "train.tsv").symlink_to(tmp_path / "outside.tsv")
+    with pytest.raises(DataPrepError, match="'train.tsv' leads out of"):
+        list(task_text_documents(str(folder)))
 
 
 def test_source_none_takes_only_the_task_text_and_needs_some(fixtures, tmp_path):

@@ -18,56 +18,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import randomize_weights
+from export_cases import MASKED, MAX_SEQ_LENGTH, PAIRS, TEXTS, env_without_repo
 
-from albert_tf.checkpoints.model_folder import save_model_folder
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
-from albert_tf.config import AlbertConfig
 from albert_tf.config import precision as precision_rule
 from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
 from albert_tf.io import machine
-from albert_tf.tokenization import AlbertTokenizer
-
-MAX_SEQ_LENGTH = 24
-LONG = " ".join(f"the cafe in {1990 + i % 9}, was he" for i in range(40))
-TEXTS = ["The cafe was open.", "", "  \t ", "In 1995, a (deja) vu \"x\" - \u00a35.", LONG,
-         "CAF\u00c9 ``DEJA''"]
-PAIRS = [("the year", "he was in the cafe"), ("a month", ""), (LONG, "of and in to"),
-         ("which are", LONG), (LONG, LONG), ("", "the")]
-MASKED = ["the [MASK] was he.", "[MASK]. of [MASK]the cafe", "no mask", LONG + " [MASK]",
-          "[MASK][MASK] in 1990,"]
-
-
-def env_without_repo():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-@pytest.fixture(scope="module")
-def python_tokenizer(released_style_model):
-    return AlbertTokenizer(released_style_model)
-
-
-@pytest.fixture(scope="module")
-def pretrainer(python_tokenizer):
-    config = AlbertConfig(vocab_size=python_tokenizer.vocab_size, embedding_size=16,
-                          hidden_size=32, num_layers=2, num_attention_heads=4,
-                          intermediate_size=64, max_position_embeddings=64,
-                          hidden_dropout=0.0, attention_dropout=0.0)
-    model = build_model(config, masked_lm=True, sentence_objective="sop")
-    randomize_weights(model, seed=3)
-    return model
-
-
-@pytest.fixture(scope="module")
-def model_folder(pretrainer, released_style_model, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("export") / "run"
-    save_model_folder(pretrainer, str(folder), global_step=7, spm_model=released_style_model,
-                      max_seq_length=MAX_SEQ_LENGTH)
-    return folder
 
 
 @pytest.fixture(scope="module")
