@@ -1,6 +1,6 @@
 """Every benchmark in one run: one JSON per machine, a markdown summary, the targets checked.
 
-    python benchmarks/run_all.py                    # the full suite, about an hour on 2 cores
+    python benchmarks/run_all.py                    # the full suite, over an hour on 2 cores
     python benchmarks/run_all.py --quick            # small settings, a smoke run of minutes
     python benchmarks/run_all.py --only train_step profile_step
     python benchmarks/run_all.py --strategy tpu --tpu my-tpu      # the train steps on a TPU
