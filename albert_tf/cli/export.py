@@ -291,8 +291,8 @@ def _export_hub(args, source: _Source) -> tuple[str, str]:
                         HubOptions(source.max_seq_length, source.lower_case),
                         metadata=source.metadata)
     return (f"TF Hub preprocessor/ and encoder/ in {output}",
-            f"{args.precision}\n  load them with hub.KerasLayer (the preprocessor after "
-            f"`import tensorflow_text`)")
+            f"{source.metadata['precision']}\n  load them with hub.KerasLayer (the "
+            f"preprocessor after `import tensorflow_text`)")
 
 
 def _export_onnx(args, source: _Source) -> tuple[str, str]:
