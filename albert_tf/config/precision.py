@@ -12,8 +12,8 @@ that builds models under a policy (tf_keras is imported on use: run configs read
       hidden size >= 128, XLA off                           about twice the float32 rate)
     any other CPU run                     float32
 
-Measured on 2 cores with avx512_bf16 (`benchmarks/precision_choice.py`, docs/performance.md),
-a pretraining step in bfloat16 against float32, without XLA: 1.8x as fast at albert_base,
+Measured on 2 cores with avx512_bf16 (docs/performance.md, "Float32 against bfloat16"),
+a pretraining step in bfloat16 against float32, without XLA: 1.7x as fast at albert_base,
 1.5x at hidden size 256, 1.3x at 128; 1.1x at 64 (within the machine's drift from minute to
 minute, not worth changing a run's numerics) and slower at the tiny preset's 32, where the
 casts cost more than the matmuls gain. XLA's CPU code runs bfloat16 no faster than float32
