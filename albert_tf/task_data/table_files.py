@@ -4,7 +4,9 @@ written back with columns added. No TensorFlow.
     .csv    comma-separated, a header row naming the columns, fields quoted as Excel and
             Python's csv module quote them (a field in double quotes may hold commas, line
             breaks and doubled quotes)
-    .tsv    the same with tabs
+    .tsv    tab-separated with a header row, unquoted, as GLUE's files and the IANA
+            text/tab-separated-values type have it: a quote is an ordinary character, and a
+            field can hold neither a tab nor a line break
     .jsonl  one JSON object per line, its keys the columns
 
 Rows stream from the file (memory holds one row), each with the line it starts on, so every
@@ -32,7 +34,8 @@ from albert_tf.task_data.examples import TaskDataError
 
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
 MAX_LINE_BYTES = 1 << 24  # 16 MiB: a longer line is an error, never read whole
-_DELIMITERS = {"csv": ",", "tsv": "\t"}
+_DIALECTS = {"csv": {"delimiter": ",", "strict": True},
+             "tsv": {"delimiter": "\t", "quoting": csv.QUOTE_NONE}}
 
 
 class TableRow(NamedTuple):
@@ -98,7 +101,7 @@ class _TableReader:
 
     def _records(self):
         """(first line, fields) of each non-blank CSV/TSV record."""
-        reader = csv.reader(self._lines(), delimiter=_DELIMITERS[self.format], strict=True)
+        reader = csv.reader(self._lines(), **_DIALECTS[self.format])
         while True:
             start = self.line_number + 1
             try:
@@ -172,17 +175,27 @@ class TableWriter:
     def __enter__(self) -> TableWriter:
         binary = self._output.__enter__()
         self._text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=True)
-        if self.format != "jsonl":
-            self._csv = csv.writer(self._text, delimiter=_DELIMITERS[self.format],
-                                   lineterminator="\n")
+        if self.format == "csv":
+            self._csv = csv.writer(self._text, lineterminator="\n")
             self._csv.writerow(self.columns)
+        elif self.format == "tsv":
+            self._write_tsv(self.columns)
         return self
 
     def write(self, values: dict[str, Any]) -> None:
         if self.format == "jsonl":
             self._text.write(json.dumps(values, ensure_ascii=False) + "\n")
-        else:
+        elif self.format == "csv":
             self._csv.writerow([_cell(values.get(name)) for name in self.columns])
+        else:
+            self._write_tsv([_cell(values.get(name)) for name in self.columns])
+
+    def _write_tsv(self, cells: list[str]) -> None:
+        for name, cell in zip(self.columns, cells):
+            if "\t" in cell or "\n" in cell or "\r" in cell:
+                raise TaskDataError(f"{self.path}: column {name!r} holds a tab or a line "
+                                    f"break, which a TSV field cannot; write .csv or .jsonl")
+        self._text.write("\t".join(cells) + "\n")
 
     def __exit__(self, *error) -> None:
         self._text.flush()

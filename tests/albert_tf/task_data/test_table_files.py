@@ -13,7 +13,7 @@ from albert_tf.task_data.table_files import TableWriter, read_table
 AWKWARD = ['a, "quoted" text', "two\nlines", "tab\there", "caf\u00e9 \u00e9t\u00e9", "x"]
 
 
-@pytest.mark.parametrize("extension", [".csv", ".tsv", ".jsonl"])
+@pytest.mark.parametrize("extension", [".csv", ".jsonl"])
 def test_rows_round_trip_through_the_writer_with_their_lines(tmp_path, extension):
     path = str(tmp_path / f"t{extension}")
     with TableWriter(path, ["text", "label"]) as writer:
@@ -23,9 +23,26 @@ def test_rows_round_trip_through_the_writer_with_their_lines(tmp_path, extension
     assert [row.values for row in rows] == [{"text": text, "label": str(index)}
                                             for index, text in enumerate(AWKWARD)]
     # A quoted line break keeps its row on one record; the next row starts a line later.
-    expected_lines = [2, 3, 5, 6, 7] if extension != ".jsonl" else [1, 2, 3, 4, 5]
+    expected_lines = [2, 3, 5, 6, 7] if extension == ".csv" else [1, 2, 3, 4, 5]
     assert [row.line for row in rows] == expected_lines
     assert not list(tmp_path.glob(".*tmp*"))  # written under a temporary name, renamed
+
+
+def test_tsv_is_unquoted_as_glue_writes_it(tmp_path):
+    """A quote is an ordinary character (a GLUE sentence may open with one); a tab or a line
+    break cannot be written."""
+    path = tmp_path / "glue.tsv"
+    path.write_text('sentence\tlabel\n"quoted" start, no end"\t1\n\'\'single\t0\n')
+    assert [row.values["sentence"] for row in read_table(str(path))] == [
+        '"quoted" start, no end"', "''single"]
+    with TableWriter(str(tmp_path / "out.tsv"), ["text"]) as writer:
+        writer.write({"text": AWKWARD[0]})
+    assert [row.values for row in read_table(str(tmp_path / "out.tsv"))] == [
+        {"text": AWKWARD[0]}]
+    with pytest.raises(TaskDataError, match="column 'text' holds a tab or a line break"):
+        with TableWriter(str(tmp_path / "bad.tsv"), ["text"]) as writer:
+            writer.write({"text": "tab\there"})
+    assert not (tmp_path / "bad.tsv").exists()
 
 
 def test_excel_csv_blank_lines_and_a_byte_order_mark(tmp_path):
