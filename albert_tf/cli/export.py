@@ -3,7 +3,10 @@
     saved_model  (default) a SavedModel that serves raw text (TF Serving,
                  `tf.saved_model.load`), with tokenization inside the graph;
     tflite       a LiteRT (TFLite) file taking ids, with the SentencePiece model and a small
-                 client beside it; `--quantize none|float16|dynamic_int8|int8`.
+                 client beside it; `--quantize none|float16|dynamic_int8|int8`;
+    hub          `preprocessor/` and `encoder/` SavedModels in the TF Hub text convention
+                 (`hub.KerasLayer`, fine-tunable);
+    onnx         an ONNX model taking ids, with the same client (tf2onnx; the `onnx` extra).
 
     # our pretraining run (its latest checkpoint) with the SentencePiece model it used
     albert-export --checkpoint runs/tiny --spm_model data/spm.model --output export/tiny
@@ -228,6 +231,9 @@ def _check_format_flags(args) -> None:
         raise ExportError(f"--precision {args.precision}: LiteRT files are made from the "
                           f"float32 model; choose their precision with --quantize (float16, "
                           f"dynamic_int8, int8)")
+    if args.format == "onnx" and args.precision != "float32":
+        raise ExportError(f"--precision {args.precision}: the ONNX export converts the float32 "
+                          f"model")
     if args.format == "tflite" and (args.quantize == "int8") != bool(args.representative_data):
         raise ExportError("--quantize int8 needs --representative_data (pretraining shards or "
                           "a task folder to calibrate on), and only it reads one")
@@ -264,10 +270,32 @@ def _export_litert(args, source: _Source) -> tuple[str, str]:
                            representative, metadata=source.metadata)
     calibrated = f" (calibrated on {len(representative)} examples)" if representative else ""
     return (f"LiteRT {output}", f"quantize {args.quantize}{calibrated}\n  ids in: "
-            f"albert_litert.py beside it tokenizes raw text as albert-tf does")
+            f"albert_client.py beside it tokenizes raw text as albert-tf does")
 
 
-_EXPORTERS = {"saved_model": _export_saved_model, "tflite": _export_litert}
+def _export_hub(args, source: _Source) -> tuple[str, str]:
+    from albert_tf.export.hub import HubOptions, export_hub
+
+    output = export_hub(source.model, source.spm_model, args.output,
+                        HubOptions(source.max_seq_length, source.lower_case),
+                        metadata=source.metadata)
+    return (f"TF Hub preprocessor/ and encoder/ in {output}",
+            f"{args.precision}\n  load them with hub.KerasLayer (the preprocessor after "
+            f"`import tensorflow_text`)")
+
+
+def _export_onnx(args, source: _Source) -> tuple[str, str]:
+    from albert_tf.export.onnx import OnnxOptions, export_onnx
+
+    output = export_onnx(source.model, source.spm_model, args.output,
+                         OnnxOptions(source.max_seq_length, source.lower_case),
+                         metadata=source.metadata)
+    return (f"ONNX {output}", "float32\n  ids in: albert_client.py beside it tokenizes raw "
+            "text as albert-tf does and runs onnxruntime")
+
+
+_EXPORTERS = {"saved_model": _export_saved_model, "tflite": _export_litert, "hub": _export_hub,
+              "onnx": _export_onnx}
 
 
 def model_config(model):

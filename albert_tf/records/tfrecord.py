@@ -86,6 +86,30 @@ def count_records(path: str) -> int:
     return index
 
 
+def digest_records(path: str, block_bytes: int = 1 << 20) -> tuple[int, str]:
+    """(records, `sha256:<hex>` of the bytes) of a TFRecord file in one streaming pass: the
+    checksum `write_records` returned, and the count from the record headers (each length
+    and its CRC checked) as they stream by."""
+    total, digest = size(path), hashlib.sha256()
+    count, header_at, position, pending = 0, 0, 0, b""
+    with open_read(path) as file:
+        while block := file.read(block_bytes):
+            digest.update(block)
+            buffer, start = pending + block, position - len(pending)
+            position += len(block)
+            while header_at + 12 <= position:
+                offset = header_at - start
+                where = f"{path}: record {count} (at byte {header_at:,})"
+                header_at += 16 + _record_length(buffer[offset:offset + 12], where,
+                                                 total - header_at)
+                count += 1
+            pending = buffer[header_at - start:] if header_at < position else b""
+    if header_at < position:  # a header cut short at the end
+        _record_length(pending, f"{path}: record {count} (at byte {header_at:,})",
+                       total - header_at)
+    return count, "sha256:" + digest.hexdigest()
+
+
 def _record_length(header: bytes, where: str, left: int) -> int:
     """The data length a record's 12-byte header gives, checked against its CRC and against
     the `left` bytes from the header's start to the end of the file."""

@@ -1,9 +1,10 @@
-"""LiteRT export: a fresh process with only numpy, sentencepiece and the LiteRT interpreter
-turns text into the Python tokenizer's ids and gets the Keras model's outputs.
+"""The exports that take ids, LiteRT and ONNX: a fresh process with only numpy,
+sentencepiece and the runtime (the LiteRT interpreter, onnxruntime) turns text into the Python
+tokenizer's ids and gets the Keras model's outputs.
 
 The reference side is the Keras model in this process fed with ids from `AlbertTokenizer`;
-the exported side is the folder's own client (`albert_litert.py`) and `model.tflite`, run in
-a separate Python that never imports albert_tf, TensorFlow or tensorflow-text.
+the exported side is the folder's own client (`albert_client.py`) and model file, run in a
+separate Python that never imports albert_tf, TensorFlow or tensorflow-text.
 """
 
 import json
@@ -21,11 +22,11 @@ from albert_tf.export.litert import convert
 from albert_tf.export.representative import representative_inputs
 
 
-@pytest.fixture(scope="module")
-def litert_folder(model_folder, tmp_path_factory):
-    """The model folder exported with the CLI: float32 LiteRT, tokenizer and client beside."""
-    output = tmp_path_factory.mktemp("export") / "litert"
-    assert export_main(["--checkpoint", str(model_folder), "--format", "tflite",
+@pytest.fixture(scope="module", params=["tflite", "onnx"])
+def ids_folder(request, model_folder, tmp_path_factory):
+    """The model folder exported with the CLI (float32), tokenizer and client beside."""
+    output = tmp_path_factory.mktemp("export") / request.param
+    assert export_main(["--checkpoint", str(model_folder), "--format", request.param,
                         "--output", str(output)]) == 0
     return output
 
@@ -36,11 +37,11 @@ FRESH_PROCESS = textwrap.dedent("""
 
     folder, inputs, output = sys.argv[1:]
     sys.path.insert(0, folder)
-    from albert_litert import AlbertLiteRT
+    from albert_client import AlbertClient
 
     with open(inputs) as f:
         inputs = json.load(f)
-    model = AlbertLiteRT(folder)
+    model = AlbertClient(folder)
     results = {}
     for name, outputs in (("singles", model(inputs["texts"])),
                           ("pairs", model(inputs["first"], inputs["second"]))):
@@ -63,13 +64,13 @@ SHAPES = [(0, 5), (1, 2), (3, 7), (2, MAX_SEQ_LENGTH)]
 
 
 @pytest.fixture(scope="module")
-def fresh_process_outputs(litert_folder, tmp_path_factory):
+def fresh_process_outputs(ids_folder, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fresh")
     (folder / "serve.py").write_text(FRESH_PROCESS)
     first, second = [list(column) for column in zip(*PAIRS)]
     (folder / "inputs.json").write_text(json.dumps(
         {"texts": TEXTS, "first": first, "second": second, "shapes": SHAPES}))
-    subprocess.run([sys.executable, "serve.py", str(litert_folder), "inputs.json", "out.npz"],
+    subprocess.run([sys.executable, "serve.py", str(ids_folder), "inputs.json", "out.npz"],
                    cwd=folder, env=env_without_repo(), check=True, timeout=300)
     with np.load(folder / "out.npz") as outputs:
         return dict(outputs)
@@ -110,20 +111,33 @@ def test_any_batch_and_length_up_to_the_limit_and_a_clear_error_past_it(
         f"was exported for (max_seq_length)")
 
 
-def test_the_folder_needs_nothing_but_builtin_ops(litert_folder):
-    from ai_edge_litert.interpreter import Interpreter
-
-    facts = json.loads((litert_folder / "albert_export.json").read_text())
-    assert facts["quantize"] == "none" and facts["max_seq_length"] == MAX_SEQ_LENGTH
+def test_the_folder_holds_the_model_its_tokenizer_and_client(ids_folder):
+    facts = json.loads((ids_folder / "albert_export.json").read_text())
+    assert facts["max_seq_length"] == MAX_SEQ_LENGTH and facts["global_step"] == 7
     assert facts["digit_comma_pieces"]  # the released-style vocabulary has "5,"
-    assert sorted(path.name for path in litert_folder.iterdir()) == [
-        "30k-clean.model", "albert_export.json", "albert_litert.py", "model.tflite"]
-    interpreter = Interpreter(model_path=str(litert_folder / "model.tflite"))
-    assert interpreter.get_signature_list() == {"serving_default": {
-        "inputs": ["input_mask", "input_type_ids", "input_word_ids"],
-        "outputs": ["pooled_output", "sequence_output"]}}
-    ops = {op["op_name"] for op in interpreter._get_ops_details()}
-    assert ops and all(op.isupper() for op in ops), ops  # builtins only: no custom ops
+    model_file = {"tflite": "model.tflite", "onnx": "model.onnx"}[facts["format"]]
+    assert sorted(path.name for path in ids_folder.iterdir()) == sorted([
+        "30k-clean.model", "albert_export.json", "albert_client.py", model_file])
+    if facts["format"] == "tflite":
+        from ai_edge_litert.interpreter import Interpreter
+
+        assert facts["quantize"] == "none"
+        interpreter = Interpreter(model_path=str(ids_folder / model_file))
+        assert interpreter.get_signature_list() == {"serving_default": {
+            "inputs": ["input_mask", "input_type_ids", "input_word_ids"],
+            "outputs": ["pooled_output", "sequence_output"]}}
+        ops = {op["op_name"] for op in interpreter._get_ops_details()}
+        assert ops and all(op.isupper() for op in ops), ops  # builtins only: no custom ops
+    else:
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(str(ids_folder / model_file),
+                                               providers=["CPUExecutionProvider"])
+        assert [(value.name, value.shape) for value in session.get_inputs()] == [
+            (name, ["batch", "sequence"])
+            for name in ("input_word_ids", "input_mask", "input_type_ids")]
+        assert [(value.name, value.shape) for value in session.get_outputs()] == [
+            ("pooled_output", ["batch", 32]), ("sequence_output", ["batch", "sequence", 32])]
 
 
 @pytest.fixture(scope="module")

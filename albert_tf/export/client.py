@@ -1,27 +1,28 @@
-"""A small client for an ALBERT LiteRT export: raw text -> ALBERT's ids -> the LiteRT model.
+"""A small client for an ALBERT export that takes ids (LiteRT, ONNX): raw text -> ALBERT's
+ids -> the model.
 
-`albert-export --format tflite` writes this file beside `model.tflite` as `albert_litert.py`,
-with the SentencePiece model and `albert_export.json`. It needs only `numpy`, `sentencepiece`
-and a LiteRT interpreter (`ai-edge-litert`, or TensorFlow's `tf.lite`), not albert-tf or
-TensorFlow:
+`albert-export --format tflite` and `--format onnx` write this file beside the model as
+`albert_client.py`, with the SentencePiece model and `albert_export.json`. It needs only
+`numpy`, `sentencepiece` and the model's runtime (LiteRT: `ai-edge-litert`, or TensorFlow's
+`tf.lite`; ONNX: `onnxruntime`), not albert-tf or TensorFlow:
 
-    from albert_litert import AlbertLiteRT
+    from albert_client import AlbertClient
 
-    model = AlbertLiteRT("export/tiny_tflite")
+    model = AlbertClient("export/tiny_tflite")      # or an ONNX export folder
     outputs = model(["The cafe was open."])                     # single texts
     outputs = model(["a question"], text_pairs=["its passage"])  # pairs
     outputs["pooled_output"]                                     # (batch, hidden) float32
     ids = model.encode(["The cafe was open."])    # the ids alone, for another runtime
 
-Why a client: the LiteRT file takes ids, not text. ALBERT's text normalization (NFKD with
+Why a client: these files take ids, not text. ALBERT's text normalization (NFKD with
 combining marks dropped, lower-casing, whitespace and LaTeX-quote rules) runs on TensorFlow
-string ops that LiteRT has no kernels for, and tensorflow-text's LiteRT SentencePiece kernel
-(`FastSentencepieceTokenize`) splits some texts differently from SentencePiece itself. This
-client gives exactly the ids of albert-tf's Python tokenizer (`albert_tf.tokenization`): the
-same normalization, SentencePiece, the original ALBERT tokenizer's digit-comma rule ("1990,"
--> "1990" ","; the replacements are listed in `albert_export.json`), and the original
-`run_classifier.py` packing and truncation. On a device without Python, do the same steps
-with SentencePiece's C++ library.
+string ops that LiteRT and ONNX have no kernels for, and tensorflow-text's LiteRT
+SentencePiece kernel (`FastSentencepieceTokenize`) splits some texts differently from
+SentencePiece itself. This client gives exactly the ids of albert-tf's Python tokenizer
+(`albert_tf.tokenization`): the same normalization, SentencePiece, the original ALBERT
+tokenizer's digit-comma rule ("1990," -> "1990" ","; the replacements are listed in
+`albert_export.json`), and the original `run_classifier.py` packing and truncation. On a
+device without Python, do the same steps with SentencePiece's C++ library.
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ def normalize(text: str, lower_case: bool) -> str:
     return " ".join((text.lower() if lower_case else text).split())
 
 
-class AlbertLiteRT:
-    """The LiteRT model of an `albert-export --format tflite` folder, with its tokenizer.
+class AlbertClient:
+    """The model of an `albert-export --format tflite|onnx` folder, with its tokenizer.
 
     Args:
-        folder: the export folder (`model.tflite`, `albert_export.json`, the `.model`).
-        num_threads: interpreter threads (default: the runtime's choice).
+        folder: the export folder (the model file, `albert_export.json`, the `.model`).
+        num_threads: runtime threads (default: the runtime's choice).
     """
 
     def __init__(self, folder: str, num_threads: int | None = None):
@@ -67,9 +68,9 @@ class AlbertLiteRT:
                             for piece, parts in self.facts["digit_comma_pieces"].items()}
         self.sentencepiece = sentencepiece.SentencePieceProcessor(
             model_file=os.path.join(folder, self.facts["sentencepiece_model"]))
-        self.interpreter = _interpreter(os.path.join(folder, self.facts["model_file"]),
-                                        num_threads)
-        self.runner = self.interpreter.get_signature_runner()
+        model_file = os.path.join(folder, self.facts["model_file"])
+        self.runner = (_litert_runner if self.facts["format"] == "tflite" else _onnx_runner)(
+            model_file, num_threads)
 
     def tokenize(self, text: str) -> list[int]:
         """SentencePiece ids of one text, without [CLS]/[SEP]."""
@@ -125,9 +126,22 @@ class AlbertLiteRT:
         return {**self.run_ids(inputs), **inputs}
 
 
-def _interpreter(path: str, num_threads: int | None):
+def _litert_runner(path: str, num_threads: int | None):
+    """inputs by name -> outputs by name, through the LiteRT interpreter."""
     try:
         from ai_edge_litert.interpreter import Interpreter
     except ImportError:  # TensorFlow's own copy of the interpreter
         from tensorflow.lite import Interpreter
-    return Interpreter(model_path=path, num_threads=num_threads)
+    return Interpreter(model_path=path, num_threads=num_threads).get_signature_runner()
+
+
+def _onnx_runner(path: str, num_threads: int | None):
+    """inputs by name -> outputs by name, through onnxruntime."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    if num_threads:
+        options.intra_op_num_threads = num_threads
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    return lambda **inputs: dict(zip(names, session.run(names, inputs)))
