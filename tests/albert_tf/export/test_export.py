@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from export_cases import MASKED, MAX_SEQ_LENGTH, PAIRS, TEXTS, env_without_repo
+from export_cases import (
+    MASKED,
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    TEXTS,
+    assert_same_encoding,
+    env_without_repo,
+    run_fresh_process,
+)
 
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
@@ -63,26 +71,8 @@ FRESH_PROCESS = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def fresh_process_outputs(exported, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fresh")
-    (folder / "serve.py").write_text(FRESH_PROCESS)
-    first, second = [list(column) for column in zip(*PAIRS)]
-    (folder / "inputs.json").write_text(json.dumps(
-        {"texts": TEXTS, "first": first, "second": second, "masked": MASKED}))
-    subprocess.run([sys.executable, "serve.py", str(exported), "inputs.json", "out.npz"],
-                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
-    with np.load(folder / "out.npz", allow_pickle=True) as outputs:
-        return dict(outputs)
-
-
-def assert_same_encoding(outputs, prefix, expected_ids, encoder):
-    for name, value in expected_ids.items():
-        np.testing.assert_array_equal(outputs[f"{prefix}/{name}"], value, err_msg=name)
-    reference = encoder(expected_ids, training=False)
-    mask = expected_ids["input_mask"].astype(bool)
-    np.testing.assert_allclose(outputs[f"{prefix}/pooled_output"],
-                               reference["pooled_output"].numpy(), rtol=0, atol=1e-5)
-    np.testing.assert_allclose(outputs[f"{prefix}/sequence_output"][mask],
-                               reference["sequence_output"].numpy()[mask], rtol=0, atol=1e-5)
+    return run_fresh_process(FRESH_PROCESS, exported, {"masked": MASKED},
+                             tmp_path_factory.mktemp("fresh"))
 
 
 def test_raw_text_in_a_fresh_process_matches_keras_on_python_ids(

@@ -8,14 +8,18 @@ separate Python that never imports albert_tf, TensorFlow or tensorflow-text.
 """
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from export_cases import MAX_SEQ_LENGTH, PAIRS, TEXTS, env_without_repo
+from export_cases import (
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    TEXTS,
+    assert_same_encoding,
+    run_fresh_process,
+)
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.export.litert import convert
@@ -65,26 +69,8 @@ SHAPES = [(0, 5), (1, 2), (3, 7), (2, MAX_SEQ_LENGTH)]
 
 @pytest.fixture(scope="module")
 def fresh_process_outputs(ids_folder, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fresh")
-    (folder / "serve.py").write_text(FRESH_PROCESS)
-    first, second = [list(column) for column in zip(*PAIRS)]
-    (folder / "inputs.json").write_text(json.dumps(
-        {"texts": TEXTS, "first": first, "second": second, "shapes": SHAPES}))
-    subprocess.run([sys.executable, "serve.py", str(ids_folder), "inputs.json", "out.npz"],
-                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
-    with np.load(folder / "out.npz") as outputs:
-        return dict(outputs)
-
-
-def assert_same_encoding(outputs, prefix, expected_ids, encoder):
-    for name, value in expected_ids.items():
-        np.testing.assert_array_equal(outputs[f"{prefix}/{name}"], value, err_msg=name)
-    reference = encoder(expected_ids, training=False)
-    mask = expected_ids["input_mask"].astype(bool)
-    np.testing.assert_allclose(outputs[f"{prefix}/pooled_output"],
-                               reference["pooled_output"].numpy(), rtol=0, atol=1e-5)
-    np.testing.assert_allclose(outputs[f"{prefix}/sequence_output"][mask],
-                               reference["sequence_output"].numpy()[mask], rtol=0, atol=1e-5)
+    return run_fresh_process(FRESH_PROCESS, ids_folder, {"shapes": SHAPES},
+                             tmp_path_factory.mktemp("fresh"))
 
 
 def test_text_through_the_client_gives_python_ids_and_keras_outputs(
