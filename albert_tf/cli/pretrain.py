@@ -93,7 +93,7 @@ def _run(args) -> int:
 
     config = load_pretrain_config(args.config, [*_init_overrides(args), *args.override])
     if args.print_config:
-        return print_config(config)
+        return print_config(config, config.model.hidden_size)
     _note_retired_sections(args.config)
 
     from albert_tf.training.trainer import run_pretraining
