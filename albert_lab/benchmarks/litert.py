@@ -3,7 +3,8 @@ sequence, and a fine-tuned classifier's test accuracy per precision.
 
     python -m albert_lab.benchmarks.litert --speed albert_base          # one model size per run
     python -m albert_lab.benchmarks.litert --speed small
-    python -m albert_lab.benchmarks.litert --accuracy quickstart/bbc-news-run \\
+    python -m albert_lab.benchmarks.litert \\
+        --accuracy quickstart/run/downstream_check/pretrained/seed1 \\
         --task_dir quickstart/tasks/bbc-news
 
 Speed (`--speed`): an encoder with random weights (the numbers do not depend on them) is
