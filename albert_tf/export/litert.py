@@ -6,8 +6,8 @@ The folder `export_litert` writes:
                         `(batch, H)`, `sequence_output` `(batch, seq, H)` and a task model's
                         outputs; any batch size, seq from 1 to `max_seq_length`.
     <name>.model        the SentencePiece model the ids come from.
-    albert_litert.py    a client that turns raw text into those ids exactly as albert-tf's
-                        Python tokenizer does and runs the model (`litert_client`).
+    albert_client.py    a client that turns raw text into those ids exactly as albert-tf's
+                        Python tokenizer does and runs the model (`client`).
     albert_export.json  what the client reads (lengths, case, special and digit-comma ids)
                         and how the file was made (source, quantization, model config).
 
@@ -29,23 +29,22 @@ Quantizations (`quantize`), all with float32 inputs and outputs around them:
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import shutil
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config.export_formats import QUANTIZATIONS
-from albert_tf.export import litert_client
+from albert_tf.export.client_files import write_ids_folder
 from albert_tf.export.loading import ExportError
-from albert_tf.export.model_outputs import encoder_of, ids_specs, model_outputs
-from albert_tf.text.vocabulary import CLS_ID, PAD_ID, SEP_ID, SentencePieceTokenizer
+from albert_tf.export.model_outputs import (
+    checked_tokenizer,
+    encoder_of,
+    ids_specs,
+    model_outputs,
+)
 
 MODEL_FILE = "model.tflite"
-CLIENT_FILE = "albert_litert.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +97,8 @@ def convert(model, quantize: str = "none",
 def export_litert(model, spm_model: str, output_dir: str, options: LiteRTOptions,
                   representative: Sequence[Mapping[str, np.ndarray]] | None = None,
                   metadata: Mapping[str, Any] | None = None) -> str:
-    """Writes the LiteRT folder described in the module docstring, atomically.
+    """Writes the LiteRT folder described in the module docstring, atomically
+    (`client_files`).
 
     Args:
         model: an encoder, a pretrainer or a task model.
@@ -110,30 +110,9 @@ def export_litert(model, spm_model: str, output_dir: str, options: LiteRTOptions
     Returns the absolute path of the folder.
     """
     config = encoder_of(model).config
-    if not 3 <= options.max_seq_length <= config.max_position_embeddings:
-        raise ExportError(f"max_seq_length {options.max_seq_length} must be between 3 and "
-                          f"the model's max_position_embeddings "
-                          f"{config.max_position_embeddings}")
-    tokenizer = SentencePieceTokenizer(spm_model)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise ExportError(f"{spm_model}: the SentencePiece model has {tokenizer.vocab_size} "
-                          f"pieces but the model's vocab_size is {config.vocab_size}; pass "
-                          f"the tokenizer the model was trained with")
-    flatbuffer = convert(model, options.quantize, representative)
-    with staged_folder(output_dir) as staging:
-        with open(os.path.join(staging, MODEL_FILE), "wb") as file:
-            file.write(flatbuffer)
-        spm_name = os.path.basename(spm_model)
-        shutil.copyfile(spm_model, os.path.join(staging, spm_name))
-        shutil.copyfile(litert_client.__file__, os.path.join(staging, CLIENT_FILE))
-        facts = {**(metadata or {}), "format": "tflite", "model_file": MODEL_FILE,
-                 "sentencepiece_model": spm_name, **dataclasses.asdict(options),
-                 "special_ids": {"pad": PAD_ID, "cls": CLS_ID, "sep": SEP_ID},
-                 "digit_comma_pieces": {str(piece): tokenizer.split_digit_commas([piece])
-                                        for piece in sorted(tokenizer.digit_comma_ids)},
-                 "model_config": config.to_dict(), "compute_dtype": model.compute_dtype}
-        with open(os.path.join(staging, litert_client.METADATA_FILE), "w",
-                  encoding="utf-8") as file:
-            json.dump(facts, file, indent=2)
-            file.write("\n")
-    return os.path.abspath(output_dir)
+    tokenizer = checked_tokenizer(spm_model, config, options.max_seq_length)
+    facts = {**(metadata or {}), "format": "tflite", "quantize": options.quantize,
+             "model_config": config.to_dict(), "compute_dtype": model.compute_dtype}
+    return write_ids_folder(output_dir, MODEL_FILE,
+                            convert(model, options.quantize, representative), spm_model,
+                            tokenizer, options.max_seq_length, options.lower_case, facts)

@@ -1,5 +1,6 @@
 """What every export format runs on ids: a model's outputs, in float32, from the three id
-inputs (`input_word_ids`, `input_mask`, `input_type_ids`, int32 `(batch_size, seq_length)`).
+inputs (`input_word_ids`, `input_mask`, `input_type_ids`, int32 `(batch_size, seq_length)`),
+and the checks every format makes of what it is given.
 
 The formats differ in what surrounds this (in-graph tokenization, LiteRT conversion, ONNX
 conversion, the TF Hub layout); the model part is one function for all of them, so a
@@ -12,8 +13,11 @@ from typing import Mapping
 
 import tensorflow as tf
 
+from albert_tf.config import AlbertConfig
+from albert_tf.export.loading import ExportError
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.text.vocabulary import SentencePieceTokenizer
 
 
 def ids_specs() -> dict[str, tf.TensorSpec]:
@@ -64,3 +68,18 @@ def all_layer_outputs(encoder: AlbertEncoder, inputs: Mapping[str, tf.Tensor],
     layers = encoder.transformer(embedded, input_mask=inputs["input_mask"], training=training)
     return {"sequence_output": layers[-1], "pooled_output": encoder.pooler(layers[-1]),
             "encoder_outputs": list(layers)}
+
+
+def checked_tokenizer(spm_model: str, config: AlbertConfig,
+                      max_seq_length: int) -> SentencePieceTokenizer:
+    """The SentencePiece model, checked to be the model's (its size) and `max_seq_length`
+    checked to fit the model's positions."""
+    if not 3 <= max_seq_length <= config.max_position_embeddings:
+        raise ExportError(f"max_seq_length {max_seq_length} must be between 3 and the model's "
+                          f"max_position_embeddings {config.max_position_embeddings}")
+    tokenizer = SentencePieceTokenizer(spm_model)
+    if tokenizer.vocab_size != config.vocab_size:
+        raise ExportError(f"{spm_model}: the SentencePiece model has {tokenizer.vocab_size} "
+                          f"pieces but the model's vocab_size is {config.vocab_size}; pass "
+                          f"the tokenizer the model was trained with")
+    return tokenizer

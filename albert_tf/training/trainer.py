@@ -4,6 +4,7 @@ A run's folder (`train.model_dir`):
 
     config.yaml          the resolved configuration (what `albert-eval` rebuilds the model from),
                          its `tokenizer` section filled from the shards' manifest
+    precision.json       the policy `train.precision` resolved to at each start, and why
     <name>.model         a copy of the SentencePiece model the shards were made with
     checkpoints/ckpt-N   model + optimizer after step N (every `steps_per_epoch`), the last few
     backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted
@@ -56,6 +57,7 @@ from albert_tf.loop.distribute import (
     resolve_jit_compile,
 )
 from albert_tf.loop.optimization import create_optimizer
+from albert_tf.loop.precision import run_precision
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.records.features import MANIFEST
@@ -270,7 +272,9 @@ def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> P
     start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
     fresh_start = latest is None and not start_step
     init_model = load_init_checkpoint(config) if fresh_start else None
-    with precision_policy(config.train.precision):
+    policy = run_precision("albert-pretrain", config, strategy, config.model.hidden_size,
+                           jit_compile, start_step, is_chief(strategy))
+    with precision_policy(policy):
         with strategy.scope():
             model = build_pretrainer(config)
             if fresh_start:

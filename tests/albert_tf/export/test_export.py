@@ -18,12 +18,22 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from export_cases import MASKED, MAX_SEQ_LENGTH, PAIRS, TEXTS, env_without_repo
+from export_cases import (
+    MASKED,
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    TEXTS,
+    assert_same_encoding,
+    env_without_repo,
+    run_fresh_process,
+)
 
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
+from albert_tf.config import precision as precision_rule
 from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
+from albert_tf.io import machine
 
 
 @pytest.fixture(scope="module")
@@ -63,26 +73,8 @@ FRESH_PROCESS = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def fresh_process_outputs(exported, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fresh")
-    (folder / "serve.py").write_text(FRESH_PROCESS)
-    first, second = [list(column) for column in zip(*PAIRS)]
-    (folder / "inputs.json").write_text(json.dumps(
-        {"texts": TEXTS, "first": first, "second": second, "masked": MASKED}))
-    subprocess.run([sys.executable, "serve.py", str(exported), "inputs.json", "out.npz"],
-                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
-    with np.load(folder / "out.npz", allow_pickle=True) as outputs:
-        return dict(outputs)
-
-
-def assert_same_encoding(outputs, prefix, expected_ids, encoder):
-    for name, value in expected_ids.items():
-        np.testing.assert_array_equal(outputs[f"{prefix}/{name}"], value, err_msg=name)
-    reference = encoder(expected_ids, training=False)
-    mask = expected_ids["input_mask"].astype(bool)
-    np.testing.assert_allclose(outputs[f"{prefix}/pooled_output"],
-                               reference["pooled_output"].numpy(), rtol=0, atol=1e-5)
-    np.testing.assert_allclose(outputs[f"{prefix}/sequence_output"][mask],
-                               reference["sequence_output"].numpy()[mask], rtol=0, atol=1e-5)
+    return run_fresh_process(FRESH_PROCESS, exported, {"masked": MASKED},
+                             tmp_path_factory.mktemp("fresh"))
 
 
 def test_raw_text_in_a_fresh_process_matches_keras_on_python_ids(
@@ -273,6 +265,27 @@ def test_cli_exports_one_checkpoint_without_the_head(model_folder, tmp_path):
     facts = json.loads((output / "assets.extra" / "albert_export.json").read_text())
     assert facts["global_step"] == 7 and facts["options"]["max_seq_length"] == 16
     assert "fill_mask" not in facts["signatures"]
+
+
+@pytest.mark.parametrize("flags, policy", [("avx2 avx512f avx512_bf16", "mixed_bfloat16"),
+                                           ("avx2 fma", "float32")])
+def test_cli_precision_auto_resolves_for_this_cpu(model_folder, tmp_path, monkeypatch, capsys,
+                                                  flags, policy):
+    """auto as `train.precision` picks it (the size rule lowered to this model's 32): the
+    model is built under that policy, its outputs stay float32."""
+    (tmp_path / "cpuinfo").write_text(f"model name\t: Made-up CPU\nflags\t\t: {flags}\n")
+    monkeypatch.setattr(machine, "CPUINFO", str(tmp_path / "cpuinfo"))
+    monkeypatch.setattr(precision_rule, "CPU_BFLOAT16_MIN_HIDDEN_SIZE", 32)
+    output = tmp_path / "auto"
+    assert export_main(["--checkpoint", str(model_folder), "--output", str(output),
+                        "--encoder_only", "--max_seq_length", "16", "--precision", "auto"]) == 0
+    assert f"albert-export: precision auto -> {policy} (" in capsys.readouterr().out
+    facts = json.loads((output / "assets.extra" / "albert_export.json").read_text())
+    assert facts["precision"] == policy
+    served = load_saved_model(str(output)).signatures["serving_default"]
+    outputs = served(text=tf.constant(["a short text"]))
+    assert {tensor.dtype for tensor in outputs.values() if tensor.dtype.is_floating} == {
+        tf.float32}
 
 
 def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):
