@@ -205,6 +205,8 @@ def _training_data(strategy, config: FinetuneConfig, task, features, start_step:
 
 def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     """Fine-tunes (or resumes, or finds finished) the run `config` describes."""
+    task = get_task(config)
+    config = task.check_inputs()  # the user's own files: all read and checked before any write
     model_dir = config.train.model_dir
     check_same_run(config, model_dir)
     results_path = os.path.join(model_dir, RESULTS_FILE)
@@ -217,7 +219,6 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
-    task = get_task(config)
     pretrained = load_pretrained_encoder(config)
     config = _write_run_files(config, pretrained)
     print(f"albert-finetune: {task.name} from {pretrained.source}")
