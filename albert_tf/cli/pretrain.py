@@ -84,8 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _user_errors() -> tuple[type[Exception], ...]:
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
+    from albert_tf.loop.cluster import ClusterError, PeerLostError
 
-    return (DataError, CheckpointError)
+    return (DataError, CheckpointError, ClusterError, PeerLostError)
 
 
 def _run(args) -> int:
