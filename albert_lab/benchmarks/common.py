@@ -7,63 +7,27 @@ import json
 import pathlib
 import time
 
-from albert_tf.io.machine import cpu_flags, cpu_name, machine  # noqa: F401 (machine: for the benchmarks)
+from albert_tf.config.precision import device_policy
+from albert_tf.io.machine import machine  # noqa: F401 (for the benchmarks)
 
 # Relative to the working folder, the repository's root (as `albert-experiment` writes
 # experiments/results/ there).
 RESULTS = pathlib.Path("benchmarks", "results")
 
-# CPU flags (from /proc/cpuinfo) of matrix units that make bfloat16 matmuls faster than
-# float32 ones: AVX512-BF16 (Cooper Lake, Zen 4) and AMX (Sapphire Rapids).
-CPU_BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")
-
-
-def mixed_precision_for(kind: str, compute_capability: tuple[int, int] | None = None,
-                        flags: set[str] = frozenset()) -> tuple[str | None, str]:
-    """The mixed-precision policy the hardware runs faster than float32, and why (or why none).
-
-    Args:
-        kind: "TPU", "GPU" or "CPU".
-        compute_capability: a GPU's (major, minor).
-        flags: a CPU's feature flags.
-    Returns:
-        (policy name or None, a sentence saying why).
-    """
-    if kind == "TPU":
-        return "mixed_bfloat16", "TPU matrix units run bfloat16"
-    if kind == "GPU":
-        if compute_capability and compute_capability >= (8, 0):
-            return "mixed_bfloat16", f"GPU compute capability {compute_capability} has bf16"
-        if compute_capability and compute_capability >= (7, 0):
-            return "mixed_float16", f"GPU compute capability {compute_capability} has fp16"
-        return None, f"GPU compute capability {compute_capability} has no tensor cores"
-    found = sorted(flags & set(CPU_BFLOAT16_FLAGS))
-    if found:
-        return "mixed_bfloat16", f"CPU flags {', '.join(found)}"
-    return None, (f"CPU has none of the flags {', '.join(CPU_BFLOAT16_FLAGS)}: bfloat16 "
-                  "matmuls are emulated and slower than float32")
-
 
 def device_info(strategy) -> dict:
-    """The device kind and name the `strategy` runs on, and the mixed-precision policy for it."""
-    import tensorflow as tf
+    """The device kind and name the `strategy` runs on, its bfloat16 CPU flags, and the
+    mixed-precision policy it runs large matmuls fastest in (None: float32), with why
+    (`albert_tf.config.precision.device_policy`, the device half of `precision: auto`)."""
+    from albert_tf.loop.precision import strategy_device
 
-    try:
-        devices = [d.upper() for d in strategy.extended.worker_devices]
-    except RuntimeError:  # the default strategy: the first GPU if there is one, else the CPU
-        devices = []
-    gpus = tf.config.list_physical_devices("GPU")
-    if any("TPU" in d for d in devices):
-        kind, name, capability = "TPU", devices[0], None
-    elif gpus and not (devices and all("CPU" in d for d in devices)):
-        details = tf.config.experimental.get_device_details(gpus[0])
-        kind, name = "GPU", details.get("device_name", gpus[0].name)
-        capability = details.get("compute_capability")
-    else:
-        kind, name, capability = "CPU", cpu_name(), None
-    policy, reason = mixed_precision_for(kind, capability, cpu_flags() if kind == "CPU" else set())
-    return {"device": kind, "device_name": name, "replicas": strategy.num_replicas_in_sync,
-            "mixed_precision": policy, "mixed_precision_reason": reason}
+    device = strategy_device(strategy)
+    policy, reason = device_policy(device)
+    return {"device": device.kind, "device_name": device.name,
+            "replicas": strategy.num_replicas_in_sync,
+            "cpu_bfloat16_flags": device.bfloat16_flags(),
+            "mixed_precision": None if policy == "float32" else policy,
+            "mixed_precision_reason": reason}
 
 
 def measure_matmul_peak(size: int = 2048, repeats: int = 10, dtype: str = "float32") -> float:

@@ -1,6 +1,6 @@
 """Every benchmark in one run: one JSON per machine, a markdown summary, the targets checked.
 
-    python -m albert_lab.benchmarks.run_all             # the full suite, an hour on 2 cores
+    python -m albert_lab.benchmarks.run_all             # the full suite, over an hour on 2 cores
     python -m albert_lab.benchmarks.run_all --quick     # small settings, a smoke run of minutes
     python -m albert_lab.benchmarks.run_all --only train_step profile_step
     python -m albert_lab.benchmarks.run_all --strategy tpu --tpu my-tpu   # train steps on a TPU
@@ -17,7 +17,9 @@ profile shows), then a table per benchmark. `--quick` writes `<machine>-quick.*`
 
 The train steps take `--strategy`/`--tpu` (the device: the default strategy runs on the GPU
 when there is one, else the CPU); the device, and the mixed-precision policy it runs fast
-(bf16 on TPUs and recent GPUs/CPUs, fp16 on older tensor-core GPUs, none here), are recorded.
+(bf16 on TPUs, recent GPUs and CPUs with AVX512-BF16 or AMX, fp16 on older tensor-core
+GPUs: `albert_tf.config.precision.device_policy`), are recorded; the `precision_*` runs time
+both precisions per model size, plain and with XLA.
 """
 
 from __future__ import annotations
@@ -64,6 +66,14 @@ SUITE = (
     Benchmark("train_step_large", "train_step",
               ("--models", "albert_large", "bert_large", "--implementations", "albert_tf",
                "--modes", "xla", "--steps", "2", "--executions", "2"), None, on_strategy=True),
+    # Float32 against bfloat16 by model size, in three runs of under 10 minutes each.
+    Benchmark("precision_small", "precision_choice",
+              ("--sizes", "tiny", "small_h64", "small_h128", "small_h256"),
+              ("--sizes", "tiny", "--steps", "2", "--executions", "1")),
+    Benchmark("precision_base", "precision_choice", ("--sizes", "h384", "h512", "albert_base"),
+              None),
+    Benchmark("precision_large", "precision_choice",
+              ("--sizes", "albert_large", "--steps", "2", "--executions", "2"), None),
     Benchmark("profile_step", "profile_step", (),
               ("--model", "tiny", "--batch_size", "16", "--steps", "2")),
     Benchmark("encoder_step", "encoder_step", (),
@@ -111,11 +121,11 @@ def run_benchmark(command: list[str], name: str) -> dict:
 
 
 def device_of(run: dict) -> dict:
-    for name in ("train_step", "train_step_large"):
+    for name in ("precision_small", "precision_base", "train_step", "train_step_large"):
         result = run["benchmarks"].get(name, {}).get("result")
         if result:
             return {key: result.get(key) for key in ("device", "device_name", "replicas",
-                                                     "mixed_precision",
+                                                     "cpu_bfloat16_flags", "mixed_precision",
                                                      "mixed_precision_reason")}
     return {}
 

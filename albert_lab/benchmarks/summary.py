@@ -37,6 +37,72 @@ def train_step_table(rows: list[dict]) -> str:
           f"{r.get('peak_rss_gib_so_far', float('nan')):.2f}"] for r in rows])
 
 
+def precision_choice_table(result: dict) -> str:
+    """Float32 against mixed bfloat16 per size: ms/step of each mode and precision, the
+    speed-up bfloat16 gives without XLA, the fastest variant and what `auto` picks (the
+    rule as it is now, for the CPU flags the result records, XLA off)."""
+    from albert_tf.config.precision import Device, choose_precision
+
+    cpu = Device("CPU", cpu_flags=frozenset(result.get("cpu_bfloat16_flags", ())))
+    def step(size: dict, xla: bool, precision: str) -> dict | None:
+        return next((r for r in size["rows"] if (r["xla"], r["precision"]) == (xla, precision)),
+                    None)
+
+    def cell(row: dict | None) -> str:
+        return "-" if row is None else f"{row['step_seconds'] * 1e3:,.0f} ({row['mfu']:.0%})"
+
+    rows = []
+    for name, size in result["sizes"].items():
+        float32, bfloat16 = step(size, False, "float32"), step(size, False, "mixed_bfloat16")
+        fastest = min(size["rows"], key=lambda r: r["step_seconds"])
+        matmul = size["feed_forward_matmul_gflops"]
+        rows.append([
+            name, f"{size['hidden_size']} x {size['num_layers']}", str(size["batch_size"]),
+            cell(float32), cell(bfloat16), cell(step(size, True, "float32")),
+            cell(step(size, True, "mixed_bfloat16")),
+            f"{float32['step_seconds'] / bfloat16['step_seconds']:.2f}x"
+            if float32 and bfloat16 else "-",
+            f"{mode_name(fastest)} {fastest['precision']}",
+            choose_precision("auto", cpu, size["hidden_size"], False).policy,
+            f"{matmul['float32']:.0f} / {matmul['bfloat16']:.0f}"])
+    return markdown_table(
+        "size:l|H x layers:l|batch:r|float32 ms/step (MFU):r|bfloat16 ms/step:r"
+        "|float32 XLA:r|bfloat16 XLA:r|bfloat16 speed-up, plain:r|fastest:l|auto picks:l"
+        "|feed-forward matmul GFLOP/s, float32 / bfloat16:r", rows)
+
+
+def command_precision_table(result: dict) -> str:
+    """The commands' step times per setting (the fastest run of each) and auto's speed-up
+    over float32."""
+    best: dict[tuple[str, str], dict] = {}
+    for run in result["runs"]:
+        key = (run["command"], run["setting"])
+        if key not in best or run["step_seconds"] < best[key]["step_seconds"]:
+            best[key] = run
+    rows = []
+    for (command, setting), run in best.items():
+        float32 = best.get((command, "float32"))
+        rows.append([f"`{command}`", setting, run["policy"],
+                     f"{run['step_seconds'] * 1e3:,.0f}",
+                     f"{float32['step_seconds'] / run['step_seconds']:.2f}x" if float32 else "-"])
+    return markdown_table("command:l|train.precision:l|computed in:l|ms/step:r"
+                          "|speed over float32:r", rows)
+
+
+PRECISION_BENCHMARKS = ("precision_small", "precision_base", "precision_large")
+
+
+def precision_section(result: dict) -> str:
+    """The matmul peaks each size's run measured, then `precision_choice_table`."""
+    peaks = sorted({(round(size["matmul_peak_gflops"]["float32"]),
+                     round(size["matmul_peak_gflops"]["bfloat16"]))
+                    for size in result["sizes"].values()})
+    return ("A 2048-cube matmul in the same runs, float32 / bfloat16: " + ", ".join(
+        f"{float32} / {bfloat16} GFLOP/s" for float32, bfloat16 in peaks)
+        + " (each step's MFU is against its own compute type's peak).\n\n"
+        + precision_choice_table(result))
+
+
 def accumulation_table(result: dict) -> str:
     """Gradient accumulation: one row per way of making the same update."""
     return markdown_table(
@@ -238,9 +304,17 @@ def summary_markdown(run: dict) -> str:
     results = {name: entry["result"] for name, entry in run["benchmarks"].items()
                if entry.get("result")}
     device = run.get("device") or {}
+    sizes = {size: row for name in PRECISION_BENCHMARKS if name in results
+             for size, row in results[name]["sizes"].items()}
+    if sizes:
+        results["precision"] = {"sizes": sizes,
+                                "cpu_bfloat16_flags": device.get("cpu_bfloat16_flags", [])}
+    flags = device.get("cpu_bfloat16_flags")
     lines = [f"# Benchmarks on {run['machine']['host']}",
              "",
-             f"- CPU: {run['machine']['cpu']} ({run['machine']['logical_cpus']} logical CPUs); "
+             f"- CPU: {run['machine']['cpu']} ({run['machine']['logical_cpus']} logical CPUs"
+             + ("" if flags is None else f"; bfloat16 flags: {', '.join(flags) or 'none'}")
+             + "); "
              f"device: {device.get('device', 'CPU')} ({device.get('device_name', '-')}); "
              f"mixed precision: {device.get('mixed_precision') or 'none'} "
              f"({device.get('mixed_precision_reason', '-')})",
@@ -263,6 +337,7 @@ def summary_markdown(run: dict) -> str:
          lambda r: train_step_table(r["rows"])),
         ("train_step_large", "ALBERT vs BERT, large (Table 3)",
          lambda r: table3_table(r["table3"]) if r.get("table3") else ""),
+        ("precision", "Float32 against bfloat16, by model size", precision_section),
         ("encoder_step", "Encoder forward + backward", lambda r: encoder_step_table(r["rows"])),
         ("profile_step", "Profile of our train step",
          lambda r: "\n\n".join(profile_table(m) for m in r["modes"])),

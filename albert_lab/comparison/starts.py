@@ -30,6 +30,12 @@ from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 STARTS = ("pretrained", "random")
 
 
+# The comparison's fine-tunes compute in float32 on every machine, as every committed result
+# was made: `auto` would move them to bfloat16 on GPUs and TPUs, and results made on two
+# machines would no longer be the same computation (an override may still set another).
+FLOAT32 = "train.precision=float32"
+
+
 def fine_tune_scores(task: str, overrides: Sequence[str], metric: str | None = None,
                      label: str | None = None) -> dict[str, Any]:
     """Fine-tunes `task` (an `albert-finetune` task name) with its recipe and `overrides`
@@ -42,7 +48,7 @@ def fine_tune_scores(task: str, overrides: Sequence[str], metric: str | None = N
 
     `label` names the run in the ConfigError raised when the metric is missing.
     """
-    config = load_finetune_config(recipe_path(task), list(overrides), task=task)
+    config = load_finetune_config(recipe_path(task), [FLOAT32, *overrides], task=task)
     tf_keras.backend.clear_session()
     outcome = run_finetuning(config)
     primary = get_task(config).primary_metric

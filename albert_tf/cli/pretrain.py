@@ -84,8 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _user_errors() -> tuple[type[Exception], ...]:
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
+    from albert_tf.loop.cluster import ClusterError, PeerLostError
 
-    return (DataError, CheckpointError)
+    return (DataError, CheckpointError, ClusterError, PeerLostError)
 
 
 def _run(args) -> int:
@@ -93,7 +94,7 @@ def _run(args) -> int:
 
     config = load_pretrain_config(args.config, [*_init_overrides(args), *args.override])
     if args.print_config:
-        return print_config(config)
+        return print_config(config, config.model.hidden_size)
     _note_retired_sections(args.config)
 
     from albert_tf.training.trainer import run_pretraining

@@ -22,7 +22,8 @@ from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
 
 NOT_COMPARED = {
     "model": ("init_checkpoint", "spm_model", "config", "lower_case"),
-    "data": ("data_dir", "cache_dir", "static_shapes", "pad_to_multiple_of"),
+    "data": ("data_dir", "train_file", "dev_file", "test_file", "cache_dir", "static_shapes",
+             "pad_to_multiple_of"),
     "train": ("model_dir", "verbose", "log_every_steps", "eval_batch_size",
               "steps_per_execution", "jit_compile", "gradient_accumulation_steps"),
     "distribution": None,  # the whole section

@@ -139,23 +139,10 @@ def test_profiler_trace_is_read_back_with_the_matmul_in_it(bench, tmp_path):
         analysis.read_space(str(tmp_path / "empty"))
 
 
-@pytest.mark.parametrize("kind, capability, flags, policy", [
-    ("TPU", None, set(), "mixed_bfloat16"),
-    ("GPU", (8, 0), set(), "mixed_bfloat16"),
-    ("GPU", (7, 5), set(), "mixed_float16"),
-    ("GPU", (6, 1), set(), None),
-    ("CPU", None, {"avx2", "avx512_bf16"}, "mixed_bfloat16"),
-    ("CPU", None, {"avx2", "fma"}, None),
-])
-def test_mixed_precision_only_where_the_hardware_runs_it_fast(bench, kind, capability, flags,
-                                                              policy):
-    chosen, reason = bench["common"].mixed_precision_for(kind, capability, flags)
-    assert chosen == policy and reason
-
-
 def test_device_info_on_this_machine(bench):
     info = bench["common"].device_info(tf.distribute.get_strategy())
     assert info["device"] in ("CPU", "GPU", "TPU") and info["replicas"] == 1
+    assert info["mixed_precision_reason"]
 
 
 def step_row(model, seconds, implementation="albert_tf", xla=True, batch_size=8):
@@ -348,3 +335,75 @@ def test_a_tables_cost_is_its_steps_times_their_times_and_random_starts_count_on
     plan = bench["table_cost"].fine_tune_plan(
         DownstreamSpec(data_dir=str(folder), recipe="small_model_v3"), 64)
     assert (plan["train_steps"], plan["early_stopping"]) == (2400, True)
+
+
+def precision_size(hidden_size, milliseconds):
+    """A size of `precision_choice.py`'s result: ms/step of (plain float32, plain bf16, XLA
+    float32, XLA bf16)."""
+    variants = [(False, "float32"), (False, "mixed_bfloat16"), (True, "float32"),
+                (True, "mixed_bfloat16")]
+    return {"hidden_size": hidden_size, "num_layers": 4, "batch_size": 8,
+            "feed_forward_matmul_gflops": {"float32": 150.0, "bfloat16": 300.0},
+            "rows": [{"xla": xla, "precision": precision, "step_seconds": ms / 1e3, "mfu": 0.5}
+                     for (xla, precision), ms in zip(variants, milliseconds)]}
+
+
+def test_the_precision_table_shows_each_variant_and_bfloat16s_speed_up(bench):
+    sizes = {"tiny": precision_size(32, [80, 120, 90, 130]),
+             "albert_base": precision_size(768, [3000, 1600, 3100, 3300])}
+    table = bench["summary"].precision_choice_table({"cpu_bfloat16_flags": ["avx512_bf16"],
+                                                     "sizes": sizes})
+    lines = table.splitlines()
+    assert lines[2] == ("| tiny | 32 x 4 | 8 | 80 (50%) | 120 (50%) | 90 (50%) | 130 (50%) | "
+                        "0.67x | plain float32 | float32 | 150 / 300 |")
+    assert lines[3].startswith("| albert_base | 768 x 4 | 8 | 3,000 (50%) | 1,600 (50%) |")
+    assert "| 1.88x | plain mixed_bfloat16 | mixed_bfloat16 |" in lines[3]
+    # The same sizes measured on a CPU without the flags: auto keeps float32.
+    without = bench["summary"].precision_choice_table({"sizes": sizes}).splitlines()
+    assert "| 1.88x | plain mixed_bfloat16 | float32 |" in without[3]
+
+
+def test_a_precision_run_of_some_sizes_keeps_the_others(bench, tmp_path):
+    choice = importlib.import_module("albert_lab.benchmarks.precision_choice")
+    path = tmp_path / "precision_choice-box.json"
+    path.write_text(json.dumps({"sizes": {"albert_base": {"old": 1}, "tiny": {"old": 2}}}))
+    result = choice.merged(path, {"host": "box", "sizes": {"tiny": {"new": 3}}})
+    assert result["sizes"] == {"tiny": {"new": 3}, "albert_base": {"old": 1}}  # SIZES order
+    assert choice.merged(tmp_path / "none.json", result) == result
+
+
+def test_the_command_table_compares_each_commands_fastest_runs(bench):
+    runs = [{"command": command, "setting": setting, "policy": policy, "step_seconds": seconds}
+            for command, setting, policy, seconds in [
+                ("albert-pretrain", "auto", "mixed_bfloat16", 1.9),
+                ("albert-pretrain", "float32", "float32", 3.2),
+                ("albert-pretrain", "auto", "mixed_bfloat16", 1.8),
+                ("albert-finetune", "auto", "mixed_bfloat16", 1.5),
+                ("albert-finetune", "float32", "float32", 2.7)]]
+    lines = bench["summary"].command_precision_table({"runs": runs}).splitlines()
+    assert lines[2:] == [
+        "| `albert-pretrain` | auto | mixed_bfloat16 | 1,800 | 1.78x |",
+        "| `albert-pretrain` | float32 | float32 | 3,200 | 1.00x |",
+        "| `albert-finetune` | auto | mixed_bfloat16 | 1,500 | 1.80x |",
+        "| `albert-finetune` | float32 | float32 | 2,700 | 1.00x |"]
+
+
+def test_the_summary_states_the_flags_and_both_peaks(bench):
+    summary = bench["summary"]
+    small, base = precision_size(64, [100, 90, 110, 120]), precision_size(768, [3, 1.7, 3, 3.3])
+    for size, peaks in ((small, (210.4, 398.0)), (base, (214.6, 405.2))):
+        size["matmul_peak_gflops"] = dict(zip(("float32", "bfloat16"), peaks))
+    run = {"machine": {"host": "box", "cpu": "EPYC", "logical_cpus": 2}, "started": "now",
+           "wall_seconds": 60.0, "command": "run_all.py", "targets": [],
+           "device": {"device": "CPU", "device_name": "EPYC", "mixed_precision": "mixed_bfloat16",
+                      "cpu_bfloat16_flags": ["avx512_bf16"],
+                      "mixed_precision_reason": "CPU flags avx512_bf16"},
+           "benchmarks": {name: {"returncode": 0, "wall_seconds": 30, "peak_rss_mib": 900,
+                                 "result": {"sizes": {label: size}}}
+                          for name, label, size in (("precision_small", "small_h64", small),
+                                                    ("precision_base", "albert_base", base))}}
+    text = summary.summary_markdown(run)
+    assert "- CPU: EPYC (2 logical CPUs; bfloat16 flags: avx512_bf16); device: CPU" in text
+    assert ("## Float32 against bfloat16, by model size\n\nA 2048-cube matmul in the same "
+            "runs, float32 / bfloat16: 210 / 398 GFLOP/s, 215 / 405 GFLOP/s") in text
+    assert "| small_h64 | 64 x 4 |" in text and "| albert_base | 768 x 4 |" in text

@@ -211,6 +211,9 @@ def test_several_steps_per_execution_train_and_predict_every_row(pretrained, tas
     history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
     assert [entry["step"] for entry in history] == [5, 10]
     assert len((model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()) == 31
+    # train.precision: auto, resolved for this model's size on this machine's CPU
+    recorded = json.loads((model_dir / "precision.json").read_text())
+    assert recorded["setting"] == "auto" and recorded["starts"][0]["policy"] == "float32"
 
 
 @pytest.mark.slow
