@@ -2,11 +2,14 @@
 seed of every random draw.
 
 Determinism: before every fixture's setup and every test's call, Python's `random`, numpy's
-global generator and TensorFlow's (with tf_keras's initializer seeds) are seeded, from the
-fixture's or the test's name, so no draw depends on which tests ran before in the same
-worker. A test whose assertion is a threshold on a random quantity takes the `seed` fixture
-and draws from it; `--seeds FIRST:STOP` runs each such test once per seed in that range, which
-is how `scripts/check_thresholds.py` measures each threshold's margin over 50 seeds.
+global generator and tf_keras's initializer seeds are seeded from the fixture's or the
+test's name (`seeding.seed_draws`), so no initial weight or data draw depends on which tests
+ran before in the same worker. TensorFlow's own global seed is set once, here, before any
+test: setting it later would destroy the tensorflow-text tokenizers fixtures have built
+(`tests/support/seeding.py` says why). A test whose assertion is a threshold on a random
+quantity takes the `seed` fixture and draws from it; `--seeds FIRST:STOP` runs each such test
+once per seed in that range, which is how `scripts/check_thresholds.py` measures each
+threshold's margin over 50 seeds.
 """
 
 import os
@@ -16,11 +19,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tf_keras  # noqa: E402
+from seeding import seed_draws  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
 
 DEFAULT_SEED = 0
+tf.random.set_seed(DEFAULT_SEED)
 
 
 def pytest_addoption(parser):
@@ -31,15 +35,24 @@ def pytest_addoption(parser):
 
 def pytest_generate_tests(metafunc):
     seeds = metafunc.config.getoption("--seeds")
-    if seeds and "seed" in metafunc.fixturenames:
+    if seeds and _takes_the_seed_fixture(metafunc.definition):
         first, stop = (int(bound) for bound in seeds.split(":"))
         metafunc.parametrize("seed", range(first, stop), indirect=True, scope="module")
+
+
+def _takes_the_seed_fixture(function) -> bool:
+    """Whether test `function` takes the `seed` fixture (not seeds of its own parametrize)."""
+    def argnames(marker) -> list[str]:
+        names = marker.args[0] if marker.args else marker.kwargs["argnames"]
+        return [name.strip() for name in names.split(",")] if isinstance(names, str) else names
+    return "seed" in getattr(function, "fixturenames", ()) and not any(
+        "seed" in argnames(marker) for marker in function.iter_markers("parametrize"))
 
 
 def pytest_collection_modifyitems(config, items):
     """With `--seeds`, only the tests that take the seed run (the others do not vary)."""
     if config.getoption("--seeds"):
-        kept = [item for item in items if "seed" in getattr(item, "fixturenames", ())]
+        kept = [item for item in items if _takes_the_seed_fixture(item)]
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
 
@@ -51,21 +64,17 @@ def seed(request) -> int:
     return getattr(request, "param", DEFAULT_SEED)
 
 
-def seed_global_generators(name: str) -> None:
-    """Seeds Python's, numpy's and TensorFlow's global generators from `name`."""
-    tf_keras.utils.set_random_seed(zlib.crc32(name.encode()))
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef, request):
-    seed_global_generators(f"fixture {fixturedef.argname}")
+    seed_draws(zlib.crc32(f"fixture {fixturedef.argname}".encode()))
     yield
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    seed_global_generators(f"test {item.name}")
+    seed_draws(zlib.crc32(f"test {item.name}".encode()))
     yield
+
 
 # Two logical CPU devices for tf.distribute tests; must happen before TensorFlow initializes
 # its devices, so here, at collection time, and once for the whole session.

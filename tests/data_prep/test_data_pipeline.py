@@ -93,8 +93,8 @@ def test_manifest_lists_shards_counts_options_checksums_and_statistics(reference
     assert json.loads(files["manifest.json"]) == manifest
 
 
-def test_a_build_masks_15_percent_and_labels_half_its_examples_1(corpus, spm_model, tmp_path,
-                                                                seed, record_property):
+def test_a_build_masks_15_percent_and_gives_half_its_examples_label_1(
+        corpus, spm_model, tmp_path, seed, record_property):
     options = DataPrepOptions(**{**OPTIONS.to_dict(), "random_seed": OPTIONS.random_seed + seed})
     plan, manifest = build(corpus, spm_model, tmp_path, options, shards=2)
     summary = manifest["statistics"]["summary"]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import tf_keras
 from helpers import random_inputs
+from seeding import seed_draws
 from thresholds import above, below
 
 from albert_tf.models.pretrainer import AlbertPretrainer
@@ -48,7 +49,7 @@ def _collapse(encoder):
 
 def test_a_working_encoder_spreads_and_a_collapsed_one_does_not(tiny_config, seed,
                                                                 record_property):
-    tf_keras.utils.set_random_seed(seed)  # the initial weights and the batches
+    seed_draws(seed)  # the initial weights and the batches
     model = AlbertPretrainer(tiny_config, "sop")
     batch = _batch(tiny_config, seed)
     spreads = representation_spread(model.encoder, [batch])
