@@ -27,6 +27,7 @@ import tensorflow as tf
 from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.checkpoints.reading import (
     CheckpointError,
+    check_finite,
     check_variables,
     checkpoint_shapes,
     read_arrays,
@@ -146,11 +147,13 @@ def assign_original_arrays(model: AlbertEncoder | AlbertPretrainer,
                            arrays: Mapping[str, np.ndarray], source: str,
                            ignored: Iterable[str] = TRAINING_STATE) -> None:
     """Loads {original name: array} into `model`, after checking every name and shape
-    (a CheckpointError lists all problems; nothing is assigned then)."""
+    (a CheckpointError lists all problems, NaN and infinity included; nothing is assigned
+    then)."""
     variables = original_variables(model)
     check_variables({name: entry.original_shape for name, entry in variables.items()},
                     {name: tuple(np.shape(array)) for name, array in arrays.items()},
                     source, ignored)
+    check_finite({name: arrays[name] for name in variables}, source)
     for name, entry in variables.items():
         value = tf.cast(arrays[name], entry.variable.dtype)
         entry.variable.assign(tf.transpose(value) if entry.transposed else value)

@@ -10,6 +10,7 @@ A run's folder (`train.model_dir`):
                          at the end)
     tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
     eval_results.json    held-out MLM / sentence metrics of the final model
+    .albert-folder.json  the run's settings (`io/owned_folder.py`); `.albert-lock` while it runs
 
 Starting point: the layers' initializers, or the model `init.checkpoint` names (any format
 `albert-convert` reads; the optimizer and step counter start fresh), then `init.*`'s other
@@ -20,7 +21,11 @@ Resuming: run the same command again. Keras's BackupAndRestore (`loop/backup.py`
 optimizer state and the step counter; this module restores the data position (the input
 pipeline skips the batches the interrupted run consumed, and its order is a function of the
 seed), so a resumed run sees exactly the batches an uninterrupted run would. A run whose
-final checkpoint exists is not trained again.
+final checkpoint exists is not trained again; asked for more steps (`train.train_steps`
+raised), it continues from that checkpoint's weights and optimizer state. The folder holds
+one run: any other setting that differs is refused (`training/continuation.py`), and a
+second command on it while one runs is refused by its lock. A loss that becomes NaN or
+infinite stops the run with an error naming the step.
 """
 
 from __future__ import annotations
@@ -54,12 +59,14 @@ from albert_tf.loop.distribute import (
     is_chief,
     resolve_jit_compile,
 )
+from albert_tf.loop.finite import StopAtNonFiniteLoss
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.records.features import MANIFEST
 from albert_tf.text.vocabulary import model_checksum
 from albert_tf.training.collapse import CollapseWatch
+from albert_tf.training.continuation import pretraining_folder, restore_run_checkpoint
 from albert_tf.training.initialization import (
     freeze_parts,
     initialize_pretrainer,
@@ -143,6 +150,7 @@ def _callbacks(config: PretrainConfig, strategy, watch_batch: dict[str, tf.Tenso
     folders = run_folders(config.train.model_dir)
     chief = is_chief(strategy)
     return [
+        StopAtNonFiniteLoss(config.train.steps_per_execution),  # first: before any save
         StepBackup(
             folders["backup"],
             save_freq=config.train.backup_every_steps // config.train.steps_per_execution),
@@ -224,24 +232,33 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
     eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),
                                           "data.eval_files", model_fields)
                   if config.data.eval_files and config.train.eval_steps else [])
+    carry_tokenizer(config, train_files, chief=False)  # its checks; nothing written yet
     folders = run_folders(config.train.model_dir)
-    config = carry_tokenizer(config, train_files, is_chief(strategy))
-    tf.io.gfile.makedirs(config.train.model_dir)
-    if is_chief(strategy):
-        save_run_config(config)
+    latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
+    init_model = load_init_checkpoint(config) if latest is None and not start_step else None
+    with pretraining_folder(config, is_chief(strategy)):
+        config = carry_tokenizer(config, train_files, is_chief(strategy))
+        if is_chief(strategy):
+            save_run_config(config)
+        return _train(config, strategy, jit_compile, train_files, eval_files, folders,
+                      latest, start_step, init_model)
+
+
+def _train(config, strategy, jit_compile, train_files, eval_files, folders, latest,
+           start_step, init_model) -> PretrainResult:
+    """Builds the model, starts it (fresh, from `init_model`, from the backup Keras restores
+    at `start_step`, or from the `latest` checkpoint of a finished run), then trains and
+    evaluates."""
     tf_keras.utils.set_random_seed(config.train.seed)
     note = passes_note(manifest_example_count(train_files), config.train.train_steps,
                        config.train.global_batch_size, config.data.dynamic_masking)
     if note and is_chief(strategy):
         print(f"albert-pretrain: {note}")
-    latest = tf.train.latest_checkpoint(folders["checkpoints"])
-    start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
-    fresh_start = latest is None and not start_step
-    init_model = load_init_checkpoint(config) if fresh_start else None
     with precision_policy(config.train.precision):
         with strategy.scope():
             model = build_pretrainer(config)
-            if fresh_start:
+            if latest is None and not start_step:
                 for line in initialize_pretrainer(model, config, train_files, init_model):
                     if is_chief(strategy):
                         print(f"albert-pretrain: {line}")
@@ -252,6 +269,14 @@ def run_pretraining(config: PretrainConfig) -> PretrainResult:
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
+            source = folders["backup"]
+            finished = latest is not None and checkpoint_step(latest) >= \
+                config.train.train_steps
+            if latest is not None and (finished or not start_step):  # or asked for more steps
+                start_step = restore_run_checkpoint(model, latest)
+                source = f"{latest} (its weights and optimizer state)"
+        if 0 < start_step < config.train.train_steps:
+            print(f"albert-pretrain: resuming after step {start_step} from {source}")
         return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
                                  latest, start_step)
 
@@ -264,15 +289,13 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
     history: dict[str, list[float]] = {}
     if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
         print(f"albert-pretrain: {latest} is the final step; not training again")
-        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
     else:
-        if start_step:
-            print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
         train_config = _data_config(config, train_files, True, start_step)
         train_data = strategy.distribute_datasets_from_function(
             lambda context: pretraining_dataset(train_config, context))
         eval_data = _evaluation_data(strategy, config, eval_files) if eval_files else None
         fitted = model.fit(train_data, epochs=config.train.epochs,
+                           initial_epoch=start_step // config.train.steps_per_epoch,
                            steps_per_epoch=config.train.steps_per_epoch,
                            validation_data=eval_data, validation_steps=eval_steps,
                            callbacks=_callbacks(config, strategy,
