@@ -231,6 +231,20 @@ def write_record(folder: str, record: FolderRecord) -> None:
     files.atomic_write_bytes(os.path.join(folder, RECORD_FILE), text.encode())
 
 
+def settings_without(settings: Mapping[str, Any],
+                     skipped: Mapping[str, Iterable[str] | None]) -> dict[str, Any]:
+    """`settings` (section -> field -> value) without the fields `skipped` names per
+    section (None: the whole section): the part of a run config that is the run."""
+    kept = {}
+    for section, values in settings.items():
+        fields = skipped.get(section, ())
+        if fields is None:
+            continue
+        kept[section] = ({key: value for key, value in values.items() if key not in fields}
+                         if isinstance(values, Mapping) else values)
+    return kept
+
+
 def _flat(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat = {}
     for key, value in mapping.items():

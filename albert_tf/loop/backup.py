@@ -29,7 +29,7 @@ class StepBackup(tf_keras.callbacks.BackupAndRestore):
     def on_train_begin(self, logs=None):
         restoring = tf.io.gfile.isdir(os.path.join(self.backup_dir, "chief"))  # backup_step's
         super().on_train_begin(logs)
-        if restoring:
+        if restoring and self.model.built:  # (an unbuilt model restores as it builds)
             check_finite_variables(self.model.weights, f"the backup in {self.backup_dir}")
 
     def on_train_batch_begin(self, batch, logs=None):

@@ -28,7 +28,7 @@ from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.config.run_folder import CONFIG_FILE, SUBFOLDERS, checkpoint_step, run_folders
 from albert_tf.config.schema import parse_yaml
-from albert_tf.io.owned_folder import owned_folder
+from albert_tf.io.owned_folder import owned_folder, settings_without
 
 COMMAND = "albert-pretrain"
 # What may change between two commands on one run folder: the step count, and with it the
@@ -45,14 +45,7 @@ OWN_FILES = (CONFIG_FILE, *SUBFOLDERS, "eval_results.json", "downstream_check",
 def run_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """A run's settings (`PretrainConfig.to_dict()`, or a stored config.yaml) without the
     fields of `NOT_SETTINGS`."""
-    kept = {}
-    for section, values in settings.items():
-        skipped = NOT_SETTINGS.get(section, ())
-        if skipped is None:
-            continue
-        kept[section] = ({key: value for key, value in values.items() if key not in skipped}
-                         if isinstance(values, dict) else values)
-    return kept
+    return settings_without(settings, NOT_SETTINGS)
 
 
 def _stored_settings(model_dir: str) -> dict[str, Any] | None:
