@@ -35,8 +35,10 @@ COMMAND = "albert-pretrain"
 # learning-rate schedule (it decays to `train_steps`). Raising it continues a finished run.
 MAY_CHANGE = ("train.train_steps",)
 # Not settings of the run, never compared: where its folder is, how much the command prints,
-# and the tokenizer section, which the run fills from its shards' manifest.
-NOT_SETTINGS = {"train": ("model_dir", "verbose"), "tokenizer": None}
+# the tokenizer section, which the run fills from its shards' manifest, and the downstream
+# check, which fine-tunes from the finished run without changing it.
+NOT_SETTINGS = {"train": ("model_dir", "verbose"), "tokenizer": None,
+                "downstream_check": None}
 # What albert-pretrain writes in a run folder besides the tokenizer copy.
 OWN_FILES = (CONFIG_FILE, *SUBFOLDERS, "eval_results.json", "downstream_check",
              "downstream_check.json")
