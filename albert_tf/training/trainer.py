@@ -283,8 +283,9 @@ def _train(config, strategy, jit_compile, train_files, eval_files, folders, late
 
 def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders, latest,
                       start_step):
-    """Trains from `start_step` (the backup's position), unless `latest`, the newest
-    checkpoint, is already the final step; then evaluates on `eval_files`."""
+    """Trains from `start_step` (the backup's position, or the last checkpoint's when a
+    finished run continues), unless `latest`, the newest checkpoint, is already the final
+    step; then evaluates on `eval_files`."""
     eval_steps = _evaluation_steps(config, eval_files) if eval_files else None
     history: dict[str, list[float]] = {}
     if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
