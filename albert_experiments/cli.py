@@ -7,7 +7,7 @@
     albert-experiment downstream runs/my_run --tasks_dir tasks   # albert-data task folders
     albert-experiment summary --scale mini   # every table's report on one page
     albert-experiment summary --scale small --against mini   # and how each verdict moved
-    albert-experiment summary --scale mini --readme README.md   # and the README's rows
+    albert-experiment summary --scale mini --readme docs/results.md   # and a page's rows
     albert-experiment probe runs/my_run --tasks_dir tasks   # frozen features, no fine-tuning
 
 `run` makes the corpus, tokenizer and TFRecords it needs (once, shared by all experiments),
@@ -16,7 +16,7 @@ each on held-out MLM / NSP / SOP, and writes results.json, results.md (the paper
 with our numbers beside its figures) and PNG plots. `params` prints the parameter counts of
 each variant's built model without training; `report` rewrites the report from the
 finished variants; `summary` writes one page over every table's report (variants run,
-ranges, each claim's verdict; with `--readme`, the README's headline rows); `downstream`
+ranges, each claim's verdict; with `--readme`, a page's headline rows); `downstream`
 fine-tunes one pretraining run and a random start of the same sizes on every task folder
 and writes `downstream.json` / `downstream.md` into the run (`downstream-<digest>.*` with a
 changed recipe, `--override`); `probe` fits a linear model on the frozen encoder outputs of
@@ -89,10 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("--results_root", default=os.path.join("experiments", "results"),
                          help="where the reports are; the summary is written there as "
                               "summary-<scale>.md (default: experiments/results)")
-    summary.add_argument("--readme", metavar="README.md",
-                         help="also rewrite this file's block of headline rows for the scale "
-                              "(between its `<!-- albert-experiment summary --scale SCALE: "
-                              "begin -->` and `...: end -->` lines)")
+    summary.add_argument("--readme", metavar="PAGE.md",
+                         help="also rewrite this Markdown page's block of headline rows for "
+                              "the scale, between its `<!-- albert-experiment summary --scale "
+                              "SCALE: begin -->` and `...: end -->` lines (the repository's "
+                              "page: docs/results.md)")
     summary.add_argument("--against", metavar="SCALE",
                          help="also compare each claim's verdict with this scale's (e.g. "
                               "--scale small --against mini): toward the paper, away, same")

@@ -10,13 +10,14 @@ downstream average (the interval paired by seed above 0) and by how much, and ho
 the paper's claims are shown, not shown, contradicted or not run yet; then every
 claim with our difference and verdict. Reads only the reports, so it runs in a second.
 
-    albert-experiment summary --scale mini --readme README.md
+    albert-experiment summary --scale mini --readme docs/results.md
 
-also rewrites the README's block of headline rows for the scale (between the lines
+also rewrites the page's block of headline rows for the scale (between the lines
 `<!-- albert-experiment summary --scale mini: begin -->` and `<!-- ...: end -->`): per table
 its link, the variants run, the stuck fine-tunes and the verdicts of the claims its file
 marks `headline: true`. Each table's figures are so written once, in its report, and the
-README quotes them through this block (a test checks the committed README against it).
+results index (docs/results.md) quotes them through this block (a test checks the committed
+page against it).
 
     albert-experiment summary --scale small --against mini
 
@@ -302,8 +303,8 @@ def _stuck_line(summary: dict[str, Any]) -> str:
 
 def readme_block(summary: dict[str, Any], link_root: str,
                  against: dict[str, Any] | None = None) -> str:
-    """The README's headline rows at one scale, links relative to the README (`link_root`:
-    the results root as seen from the README's folder). With `against` (another scale's
+    """A page's headline rows at one scale, links relative to the page (`link_root`: the
+    results root as seen from the page's folder). With `against` (another scale's
     summary) each table's row at `summary`'s scale has its row at the other scale one line
     below it, and a table run at only one of the two scales says so."""
     header = "| table | variants run | fine-tunes stuck | headline claims: ours, difference " \
@@ -332,7 +333,7 @@ def readme_block(summary: dict[str, Any], link_root: str,
 
 
 def readme_markers(scale: str, against: str | None = None) -> tuple[str, str]:
-    """The lines that open and close the README's generated block for `scale` (compared
+    """The lines that open and close a page's generated block for `scale` (compared
     with `against`, when given)."""
     command = f"albert-experiment summary --scale {scale}" + (
         f" --against {against}" if against else "")
@@ -353,7 +354,7 @@ def replace_readme_block(text: str, markers: tuple[str, str], block: str, where:
 
 def write_readme_block(readme: str, experiments_dir: str, results_root: str,
                        scale: str, against: str | None = None) -> None:
-    """Rewrites the README's generated rows for `scale` (and `against`, the block whose
+    """Rewrites the page's generated rows for `scale` (and `against`, the block whose
     markers name both) (`replace_readme_block`)."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()

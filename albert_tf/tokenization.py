@@ -40,14 +40,15 @@ class AlbertTokenizer:
     """A SentencePiece model with ALBERT's normalization and id layout.
 
     Args:
-        spm_model: path of the `.model` file (local or any TensorFlow filesystem).
+        spm_model: path of the `.model` file (local or any TensorFlow filesystem), or its
+            bytes.
         lower_case: lower-case before encoding; true for the released (uncased) models.
     """
 
     pad_id, unk_id, cls_id, sep_id, mask_id = PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID
 
-    def __init__(self, spm_model: str | os.PathLike, lower_case: bool = True):
-        self.spm_model = os.fspath(spm_model)
+    def __init__(self, spm_model: str | os.PathLike | bytes, lower_case: bool = True):
+        self.spm_model = spm_model if isinstance(spm_model, bytes) else os.fspath(spm_model)
         self.lower_case = lower_case
         self._tokenizer = SentencePieceTokenizer(self.spm_model)  # checks the id layout
         self._continuation = None  # built on first use: encodes text that continues a word

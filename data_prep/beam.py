@@ -5,8 +5,16 @@ are distributed over Beam workers (after a Reshuffle, so a runner spreads them),
 loads the tokenizer once (`DoFn.setup`) and builds, writes and marks complete whole shards.
 Since a shard is a pure function of the plan, the files are byte-identical to the
 multiprocessing path's, complete shards are skipped on a rerun, and a retried bundle
-rewrites the same bytes. The manifest is written by the launching process once the pipeline
-has finished.
+rewrites the same bytes. A worker killed in the middle of a shard leaves at most a temporary
+file (shards are renamed into place whole, then marked complete by their sidecar): the
+runner's retry or a rerun builds that shard again, and the launching process, which holds the
+folder for the whole pipeline, deletes such temporaries once it has finished. It then writes
+the manifest.
+
+Runners tried here: the DirectRunner (in one process, or with `--direct_running_mode=
+multi_processing --direct_num_workers=N`) and Dask's (`--runner=apache_beam.runners.dask.
+dask_runner.DaskRunner`, extra `[beam]`; a `distributed.LocalCluster` of its own, or the
+cluster at `--dask_client_address`); see docs/data.md for Dataflow, Flink and Spark.
 
 Inputs, tokenizer and output folder may be local (for the DirectRunner, or a filesystem every
 worker mounts) or on any filesystem TensorFlow reaches (`gs://` on Dataflow, `hdfs://`), see
@@ -22,8 +30,9 @@ import sys
 from typing import Sequence
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from albert_tf.io import files
 from albert_tf.io.owned_folder import FolderError
 from albert_tf.text.options import DataPrepError
 from data_prep import manifest as manifest_files
@@ -50,14 +59,35 @@ def build_with_beam(plan: manifest_files.BuildPlan,
     """Builds the incomplete shards of `plan` on Beam; returns the manifest."""
     with manifest_files.owned_output(plan):  # the launching process holds the folder
         manifest_files.start_build(plan)
+        files.remove_stale_temporaries(plan.output_dir)
         todo = manifest_files.incomplete_shards(plan)
         if todo:
-            with beam.Pipeline(options=pipeline_options or PipelineOptions()) as pipeline:
-                _ = (pipeline
-                     | "ShardIndices" >> beam.Create(todo)
-                     | "Spread" >> beam.Reshuffle()
-                     | "BuildShards" >> beam.ParDo(BuildShard(plan)))
+            options = _one_task_per_shard(pipeline_options or PipelineOptions(), len(todo))
+            try:
+                with beam.Pipeline(options=options) as pipeline:
+                    _ = (pipeline
+                         | "ShardIndices" >> beam.Create(todo)
+                         | "Spread" >> beam.Reshuffle()
+                         | "BuildShards" >> beam.ParDo(BuildShard(plan)))
+            finally:
+                # Workers killed in the middle of a shard leave their temporaries behind.
+                files.remove_stale_temporaries(plan.output_dir)
         return manifest_files.finish_build(plan)
+
+
+def _one_task_per_shard(options: PipelineOptions, shards: int) -> PipelineOptions:
+    """`options`, with one Dask task per shard when the runner is Dask's and the partitioning
+    is not given: that runner puts up to 128 elements in one task and keeps `Reshuffle` as a
+    no-op, so otherwise one worker would build every shard in turn."""
+    runner = options.view_as(StandardOptions).runner
+    name = runner if isinstance(runner, str) else type(runner).__name__
+    if not (name or "").endswith("DaskRunner"):
+        return options
+    from apache_beam.runners.dask.dask_runner import DaskOptions
+    dask_options = options.view_as(DaskOptions)
+    if dask_options.npartitions is None and dask_options.partition_size is None:
+        dask_options.npartitions = shards
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,24 +7,39 @@ inside its range, so a reader seeks to the range start, skips the tail of a docu
 before it, and reads on past the range end to finish its last document (the way Hadoop splits
 text). Parts depend only on the inputs and `num_shards`, never on the worker count, which is
 what makes the output independent of how many processes build it. A gzip file cannot be
-entered in the middle, so the part holding its first byte reads all of it.
+entered in the middle, so the part holding its first byte reads all of it; it is planned by
+the size of its text (its gzip trailer's), and reading counts the text it decompresses
+against that size: a file that holds more (a bomb with a false trailer, concatenated gzip
+members, more than 4 GiB of text) is an error at the byte where it passes it.
 
-Lines are read as bytes; a line with invalid UTF-8, a NUL byte or more than `max_line_chars`
-characters is skipped and counted (or is an error under `strict`), reported as `path:line`.
+Reading is bounded: lines are read as bytes, in blocks, and a line too long to hold
+`max_line_chars` characters is never held whole; a line with invalid UTF-8, a NUL byte or
+more than `max_line_chars` characters is skipped and counted (or is an error under `strict`),
+reported as `path:line`. A document (the lines up to a blank one) of more than
+MAX_DOCUMENT_BYTES is skipped the same way, so a file without blank lines costs no more
+memory than a shard's share of the input.
 """
 
 from __future__ import annotations
 
 import bisect
 import gzip
+import zlib
 from typing import Iterator
 
 from albert_tf.io import files
+from albert_tf.io.lines import bounded_lines
 from albert_tf.text.normalize import normalize_text
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
 from data_prep.sources import Document, Part, PartPiece, Source, TextFile, TfdsSplit
 from data_prep.tfds_source import read_tfds_documents
+
+# A document is at most this many bytes of text: a book is about 1 MB, a Wikipedia article
+# at most about 1.5 MB. A longer one (a file without blank lines between its documents) is
+# skipped; its examples would otherwise be held whole by one worker.
+MAX_DOCUMENT_BYTES = 32 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def expand_inputs(patterns: list[str]) -> list[TextFile]:
@@ -42,8 +57,24 @@ def expand_inputs(patterns: list[str]) -> list[TextFile]:
                 raise DataPrepError(f"input {path!r} is a directory; pass files or a glob")
             if path not in seen:
                 seen.add(path)
-                found.append(TextFile(path, files.size(path)))
+                found.append(TextFile(path, _text_size(path)))
     return found
+
+
+def _text_size(path: str) -> int:
+    """The bytes of text in `path`: its size, or for a .gz file the size its gzip trailer
+    records (the text's length modulo 4 GiB; reading checks it)."""
+    size = files.size(path)
+    if not path.endswith(".gz") or size == 0:
+        return size
+    with files.open_read(path) as file:
+        magic = file.read(2)
+        if size < 18 or magic != _GZIP_MAGIC:
+            raise DataPrepError(f"input {path}: not gzip data (a .gz file starts with bytes "
+                                f"1f 8b and holds at least 18; it starts with {magic.hex()} "
+                                f"and holds {size})")
+        file.seek(size - 4)
+        return int.from_bytes(file.read(4), "little")
 
 
 def plan_parts(sources: list[Source], num_shards: int) -> list[Part]:
@@ -100,10 +131,13 @@ def read_documents(part: Part, options: DataPrepOptions,
 def _read_file_documents(piece, options, report) -> Iterator[Document]:
     path = piece.source.path
     if piece.source.size == 0:
+        if piece.source.compressed:  # or holds a multiple of 4 GiB: reading refuses that
+            with files.open_read(path) as raw:
+                _CountedGzip(raw, piece.source).read(1)
         report.note("empty_files", f"{path}: the file is empty")
         return
     lines = _LineChecker(path, options, report)
-    for first_offset, raw_lines in _owned_documents(piece):
+    for first_offset, raw_lines in _owned_documents(piece, lines):
         sentences = lines.sentences_of(raw_lines)
         if len(sentences) == 1:
             report.note("single_sentence_documents", lambda: (
@@ -119,16 +153,27 @@ class _LineChecker:
     def __init__(self, path, options, report):
         self.path, self.options, self.report = path, options, report
 
-    def sentences_of(self, raw_lines: list[tuple[int, bytes]]) -> list[str]:
-        """The normalized, non-empty sentences of a document's raw lines.
+    @property
+    def limit(self) -> int:
+        """Bytes a line may have and still hold at most max_line_chars characters (UTF-8
+        takes at most 4 bytes a character; the line ending 2): longer lines are not read."""
+        return 4 * self.options.max_line_chars + 2
+
+    def sentences_of(self, raw_lines: list[tuple[int, bytes | int]]) -> list[str]:
+        """The normalized, non-empty sentences of a document's raw lines (a line over
+        `limit` bytes comes as its length).
 
         A document that is clean as a whole (valid UTF-8, no NUL, no line longer in bytes
         than max_line_chars) is decoded in one piece; otherwise line by line, to find and
         report the bad lines.
         """
         raws = [raw for _, raw in raw_lines]
-        block = b"".join(raws)
-        if max(map(len, raws)) <= self.options.max_line_chars and b"\x00" not in block:
+        try:
+            block = b"".join(raws)
+        except TypeError:  # an over-long line, given as its length
+            block = None
+        if (block is not None and max(map(len, raws)) <= self.options.max_line_chars
+                and b"\x00" not in block):
             try:
                 lines = block.decode("utf-8").split("\n")
             except UnicodeDecodeError:
@@ -140,7 +185,12 @@ class _LineChecker:
         texts = (self.text_of(raw, offset) for offset, raw in raw_lines)
         return [text for text in texts if text]
 
-    def text_of(self, raw: bytes, offset: int) -> str | None:
+    def text_of(self, raw: bytes | int, offset: int) -> str | None:
+        if isinstance(raw, int):
+            return self._bad("overlong_lines", offset,
+                             f"line of {raw:,} bytes, more than max_line_chars="
+                             f"{self.options.max_line_chars:,} characters (not a sentence; "
+                             "not read)")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -155,13 +205,18 @@ class _LineChecker:
                              f"{self.options.max_line_chars:,} (not a sentence)")
         return normalize_text(text, self.options.lower_case)
 
-    def _bad(self, kind: str, offset: int, what: str) -> None:
+    def _bad(self, kind: str, offset: int, what: str, unit: str = "line") -> None:
         if self.options.strict:
             raise DataPrepError(f"{self.path}:{self.line_number(offset)}: {what}; fix the "
-                                "input or drop --strict to skip such lines")
+                                f"input or drop --strict to skip such {unit}s")
         self.report.note(kind, lambda: f"{self.path}:{self.line_number(offset)}: {what}; "
-                                       "line skipped")
+                                       f"{unit} skipped")
         return None
+
+    def overlong_document(self, offset: int) -> None:
+        self._bad("overlong_documents", offset,
+                  f"a document of more than {MAX_DOCUMENT_BYTES:,} bytes (no blank line "
+                  "between documents?)", unit="document")
 
     def line_number(self, offset: int) -> int:
         """1-based number of the line starting at byte `offset`.
@@ -181,33 +236,67 @@ class _LineChecker:
         return count + 1
 
 
-def _owned_documents(piece: PartPiece) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
-    """Yields (offset of first line, [(offset, raw line)]) for each document `piece` owns."""
+def _owned_documents(piece: PartPiece, lines: _LineChecker
+                     ) -> Iterator[tuple[int, list[tuple[int, bytes | int]]]]:
+    """Yields (offset of first line, [(offset, raw line)]) for each document `piece` owns;
+    an over-long line comes as its length, an over-long document is reported and skipped."""
     source = piece.source
     with files.open_read(source.path) as raw:
         if source.compressed:
-            stream, offset, at_boundary = gzip.GzipFile(fileobj=raw), 0, True
-            end = float("inf")
+            stream, end = _CountedGzip(raw, source), float("inf")
+            offset, at_boundary = 0, True
         else:
             stream, end = raw, piece.end
             offset, at_boundary = _seek_to_line_start(raw, piece.start)
-        document: list[tuple[int, bytes]] = []
+        document: list[tuple[int, bytes | int]] = []
+        document_bytes = 0
         skipping = not at_boundary  # inside a document that began before our range
-        for line in stream:
-            if not line.strip():
+        for line in bounded_lines(stream, lines.limit):
+            try:
+                size = held = len(line)
+            except TypeError:  # a line over the limit, given as its length: not held
+                size, held = line, 0
+            if held and not line.strip():
                 if document:
                     yield document[0][0], document
-                    document = []
+                    document, document_bytes = [], 0
                 skipping = False
-            elif document:
-                document.append((offset, line))
-            elif not skipping:
+            elif skipping or (not document and offset >= end):
                 if offset >= end:
-                    return
+                    return  # documents starting from here on belong to later parts
+            elif document_bytes + held > MAX_DOCUMENT_BYTES:
+                lines.overlong_document(document[0][0] if document else offset)
+                document, document_bytes, skipping = [], 0, True
+            else:
                 document.append((offset, line))
-            offset += len(line)
+                document_bytes += held
+            offset += size
         if document:
             yield document[0][0], document
+
+
+class _CountedGzip:
+    """A gzip file's text, read no further than the size its plan recorded (see the
+    module docstring); a corrupt file is an error naming it, not a zlib exception."""
+
+    def __init__(self, raw, source: TextFile):
+        self.stream, self.path, self.planned = gzip.GzipFile(fileobj=raw), source.path, source.size
+        self.read_bytes = 0
+
+    def read(self, size: int) -> bytes:
+        try:
+            data = self.stream.read(min(size, self.planned + 1 - self.read_bytes))
+        except (OSError, EOFError, zlib.error) as error:
+            raise DataPrepError(f"{self.path}: corrupt gzip data after {self.read_bytes:,} "
+                                f"bytes of text ({error})") from None
+        self.read_bytes += len(data)
+        if self.read_bytes > self.planned:
+            raise DataPrepError(
+                f"{self.path}: holds more than the {self.planned:,} bytes of text its gzip "
+                "trailer records, the size the build was planned with (a gzip bomb, gzip "
+                "members joined together, or more than 4 GiB of text); decompress it, or "
+                "split it into smaller .gz files")
+        return data
 
 
 def _seek_to_line_start(raw, start: int) -> tuple[int, bool]:

@@ -8,10 +8,11 @@ Layout of `--output_dir`:
   checksum) and its fingerprint. A later run into the same folder must have the same
   fingerprint, or it stops instead of mixing shards of two builds.
 - `<prefix>-00003-of-00016.tfrecord`: a shard; `<shard>.json` beside it, written after it,
-  marks it complete and holds its count, checksum and statistics. A shard without a sidecar
-  is rebuilt (same bytes, since shards are pure functions of the plan).
+  marks it complete and holds its count, size, checksum and statistics. A shard without a
+  sidecar, or whose bytes no longer match it (checked on every rerun), is rebuilt (same
+  bytes, since shards are pure functions of the plan).
 - `manifest.json`: written last, when every shard is complete: all of the above plus the
-  merged statistics.
+  merged statistics. Readers check the shards against it (`albert_tf.records.shard_set`).
 Every file is written atomically (`albert_tf.io.files`), on a local disk or a remote filesystem.
 """
 
@@ -23,11 +24,13 @@ import glob
 import hashlib
 import json
 import os
+import sys
 from typing import Iterator
 
 from albert_tf.io import files
 from albert_tf.io.owned_folder import owned_folder
 from albert_tf.records.features import MANIFEST
+from albert_tf.records.shard_set import RecordedShard, check_shard
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ShardStatistics
 from data_prep.corpus import Part, Source
@@ -150,7 +153,8 @@ def write_sidecar(plan: BuildPlan, index: int, examples: int, checksum: str,
                   stats: ShardStatistics) -> None:
     _write_json(sidecar_path(plan.shard_path(index)), {
         "fingerprint": plan.fingerprint(), "file": plan.shard_name(index),
-        "examples": examples, "checksum": checksum, "statistics": stats.to_dict()})
+        "examples": examples, "checksum": checksum,
+        "bytes": files.size(plan.shard_path(index)), "statistics": stats.to_dict()})
 
 
 def complete_sidecars(plan: BuildPlan) -> dict[int, dict]:
@@ -168,8 +172,21 @@ def complete_sidecars(plan: BuildPlan) -> dict[int, dict]:
 
 
 def incomplete_shards(plan: BuildPlan) -> list[int]:
-    """Indices of the shards a (re)run must build."""
+    """Indices of the shards a (re)run must build: those without a sidecar, and those whose
+    bytes no longer match it (size, record count and SHA-256 are checked before a shard of
+    an earlier run is trusted; such a shard is built again, with a warning)."""
     complete = complete_sidecars(plan)
+    for index, sidecar in list(complete.items()):
+        path = sidecar_path(plan.shard_path(index))
+        try:
+            recorded = RecordedShard(sidecar["file"], sidecar["examples"],
+                                     sidecar.get("checksum"), sidecar.get("bytes"))
+            check_shard(plan.shard_path(index), recorded, path, verify=True,
+                        remedy="building it again")
+        except (DataPrepError, KeyError, TypeError) as error:
+            print(f"{COMMAND}: warning: {error}", file=sys.stderr)
+            files.remove(path)
+            del complete[index]
     return [index for index in range(plan.num_shards) if index not in complete]
 
 
@@ -196,7 +213,9 @@ def write_manifest(plan: BuildPlan, sidecars: list[dict]) -> dict:
         totals.merge(ShardStatistics.from_dict(sidecar["statistics"]))
     manifest = plan.description() | {
         "fingerprint": plan.fingerprint(),
-        "shards": [{"file": s["file"], "examples": s["examples"], "checksum": s["checksum"]}
+        "shards": [{"file": s["file"], "examples": s["examples"], "checksum": s["checksum"],
+                    "bytes": s.get("bytes") or files.size(os.path.join(plan.output_dir,
+                                                                       s["file"]))}
                    for s in sidecars],
         "total_examples": sum(s["examples"] for s in sidecars),
         "statistics": totals.to_dict(),

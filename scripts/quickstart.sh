@@ -7,8 +7,9 @@
 #      from the run and from a random start
 #   -> the run converted for transformers and for the original TF1 code (albert-convert)
 #   -> a SavedModel that serves raw text (albert-export), called from a process that only
-#      imports tensorflow and tensorflow_text (scripts/serve_text.py).
-# Everything lands in ./quickstart/; running it again reuses finished steps (the pretraining
+#      imports tensorflow and tensorflow_text (scripts/serve_text.py)
+#   -> the figures in experiments/results/quickstart/record.json (scripts/quickstart_record.py).
+# Everything else lands in ./quickstart/; running it again reuses finished steps (the pretraining
 # resumes or is left as it is). Extra arguments go to albert-pretrain, e.g.
 #   scripts/quickstart.sh --override train.train_steps=400
 # TensorFlow's start-up chatter (no GPU driver, XLA notices) is hidden; VERBOSE=1 shows it.
@@ -66,3 +67,12 @@ serve=("$python" scripts/serve_text.py "$out/export/saved_model"
        "Return the [MASK] of the given object." "The [MASK] module provides [MASK] for files.")
 if [ -n "${VERBOSE:-}" ]; then "${serve[@]}"
 else "${serve[@]}" 2> >("$python" -m albert_tf.io.console >&2); fi
+
+# The figures above (held-out accuracies, spread, the downstream check) in one small JSON
+# file the repository commits: the README quotes it, and `git diff` on it compares a new
+# run with the committed one.
+check=(); if [ -f "$out/run/downstream_check.json" ]; then
+  check=(--check "$out/run/downstream_check.json"); fi
+echo
+"$python" scripts/quickstart_record.py --eval "$out/run/table6.json" "${check[@]}" \
+  --output experiments/results/quickstart/record.json -- "$@"

@@ -72,7 +72,7 @@ class Claim:
     expect: str
     margin: float = 0.01
     second_metric: str = ""
-    headline: bool = False  # quoted in the README row of the table (`summary --readme`)
+    headline: bool = False  # quoted in the table's row of docs/results.md (`summary --readme`)
 
     @property
     def other_metric(self) -> str:

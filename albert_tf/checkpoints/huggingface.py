@@ -34,6 +34,7 @@ from albert_tf.checkpoints.original import (
 from albert_tf.checkpoints.reading import CheckpointError, check_variables, containing_folder
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.io.names import path_inside
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -196,15 +197,27 @@ def read_hf_state(path: str) -> tuple[dict[str, np.ndarray], str]:
     if not os.path.exists(path):
         raise CheckpointError(f"{path}: no such file")
     if path.endswith(".index.json"):
-        with open(path, encoding="utf-8") as f:
-            shards = sorted(set(json.load(f)["weight_map"].values()))
         state = {}
-        for shard in shards:
-            state.update(_read_safetensors(os.path.join(os.path.dirname(path), shard)))
+        for shard in _index_shards(path):
+            state.update(_read_safetensors(shard))
         return state, path
     if path.endswith(".safetensors"):
         return _read_safetensors(path), path
     return _read_torch(path), path
+
+
+def _index_shards(path: str) -> list[str]:
+    """The safetensors files a transformers index (`weight_map`: weight -> file) names, each
+    checked to be a file of the index's folder."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = sorted(set(json.load(f)["weight_map"].values()))
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CheckpointError(f"{path}: not a transformers index (expected an object with a "
+                              f"weight_map of weight name -> file; {error})") from None
+    folder = os.path.dirname(path) or "."
+    return [path_inside(folder, name, f"{path}: weight_map", CheckpointError)
+            for name in names]
 
 
 def _read_safetensors(path: str) -> dict[str, np.ndarray]:

@@ -42,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--init_ignore", nargs="+", metavar="REGEX",
                         help="weights to leave freshly initialized (init.ignore), e.g. "
                         "'^sentence_head/'")
+    parser.add_argument("--verify_checksums", action="store_true",
+                        help="also check every shard's SHA-256 against its manifest before "
+                        "step 1 (reads each shard once; the size and record count are always "
+                        "checked)")
     parser.add_argument("--print_config", action="store_true",
                         help="print the resolved configuration and exit without training")
     add_verbose_flag(parser)
@@ -86,7 +90,7 @@ def _run(args) -> int:
 
     from albert_tf.training.trainer import run_pretraining
 
-    result = run_pretraining(config)
+    result = run_pretraining(config, args.verify_checksums)
     print(f"\nalbert-pretrain: finished at step {result.final_step}; "
           f"checkpoint {result.checkpoint}")
     if result.eval_metrics:

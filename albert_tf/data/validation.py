@@ -3,7 +3,8 @@
 A wrong glob or shards written with other lengths otherwise surface as a parse error deep in
 the first training step, or worse, as silently truncated data. `check_pretraining_files`
 reads little: the glob matches, the `manifest.json` beside the shards (when `albert-data
-build` wrote one) and the first record of each pattern's first file.
+build` wrote one) with every shard it names (there, of its size and record count:
+`albert_tf.records.shard_set`) and the first record of each pattern's first file.
 
 Example:
     files = check_pretraining_files(data_config, field="data.train_files")
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
 from albert_tf.io import files as file_system
 from albert_tf.records.features import MANIFEST, PREDICTIONS, PRETRAINING_FEATURES, SEQUENCE
+from albert_tf.records.shard_set import check_shard_set
 from albert_tf.records.tfrecord import read_records
 from albert_tf.text.options import DataPrepError
 
@@ -32,8 +34,11 @@ class DataError(ValueError):
 
 
 def check_pretraining_files(config, field: str = "data.train_files",
-                            model: Mapping[str, Any] | None = None) -> list[str]:
-    """The files `config.file_patterns` match, in order, after checking they fit the config.
+                            model: Mapping[str, Any] | None = None,
+                            verify_checksums: bool = False,
+                            note: Callable[[str], None] = print) -> list[str]:
+    """The files `config.file_patterns` match, in order, after checking they fit the config
+    and, in a folder `albert-data build` wrote, the shards its manifest records.
 
     Args:
         config: a `PretrainingDataConfig` (anything with `file_patterns`, `max_seq_length`
@@ -43,29 +48,47 @@ def check_pretraining_files(config, field: str = "data.train_files",
         model: what the run's model expects of a manifest beside the shards, by the config
             field that sets it: `model.vocab_size` (the tokenizer's size) and
             `sentence_objective` (what the sentence labels mean); `none` checks nothing.
+        verify_checksums: also check each shard's SHA-256 against its manifest (reads
+            every byte once).
+        note: called with a line to show when the patterns read some of a manifest's shards
+            on purpose.
 
     Raises:
         DataError: a pattern matches nothing; a manifest beside the shards records other
-            lengths, another vocabulary size or sentence objective; a pattern's first file
-            is not a TFRecord of pretraining examples of the config's lengths.
+            lengths, another vocabulary size or sentence objective, or shards that are not
+            there whole (`albert_tf.records.shard_set`); a pattern's first file is not a
+            TFRecord of pretraining examples of the config's lengths.
     """
     if isinstance(config.file_patterns, str):
         raise DataError(f"{field} must be a list of file patterns, got the string "
                         f"{config.file_patterns!r}")
     prefix = field.rpartition(".")[0]
-    matched_files, folders = [], set()
-    for pattern in config.file_patterns:
-        matched = sorted(tf.io.gfile.glob(pattern))  # as the input pipeline matches them
+    globbed = [sorted(tf.io.gfile.glob(pattern))  # as the input pipeline matches them
+               for pattern in config.file_patterns]
+    by_folder: dict[str, list[str]] = {}
+    for pattern, matched in zip(config.file_patterns, globbed):
         if not matched:
             raise DataError(f"{field}: no files match {pattern!r}")
         for path in matched:
-            folder = shard_folder(path)
-            if folder not in folders:
-                folders.add(folder)
-                _check_manifest(folder, config, field, prefix, model or {})
+            by_folder.setdefault(shard_folder(path), []).append(path)
+    for folder, paths in by_folder.items():
+        manifest = read_shard_manifest(folder, field)
+        if manifest is not None:
+            _check_manifest(folder, manifest, config, field, prefix, model or {})
+            _check_shard_set(folder, manifest, sorted(set(paths)), config.file_patterns,
+                             field, verify_checksums, note)
+    for matched in globbed:
         _check_first_record(matched[0], config, field, prefix)
-        matched_files.extend(matched)
-    return matched_files
+    return [path for matched in globbed for path in matched]
+
+
+def _check_shard_set(folder, manifest, paths, patterns, field, verify, note) -> None:
+    try:
+        message = check_shard_set(folder, manifest, paths, patterns, field, verify)
+    except DataPrepError as error:
+        raise DataError(str(error)) from None
+    if message:
+        note(message)
 
 
 def shard_lengths(patterns, field: str = "files") -> tuple[int, int]:
@@ -112,13 +135,10 @@ def read_shard_manifest(folder: str, field: str = "files") -> dict | None:
     return manifest
 
 
-def _check_manifest(folder: str, config, field: str, prefix: str,
+def _check_manifest(folder: str, manifest: dict, config, field: str, prefix: str,
                     model: Mapping[str, Any]) -> None:
     """The lengths, vocabulary size and sentence objective recorded in `folder`'s
-    manifest.json (if any) against the config's."""
-    manifest = read_shard_manifest(folder, field)
-    if manifest is None:
-        return
+    manifest.json against the config's."""
     path = os.path.join(folder, MANIFEST)
     options = manifest.get("options", {})
     tokenizer = manifest.get("tokenizer", {})

@@ -34,8 +34,7 @@ import tensorflow as tf
 
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.export.loading import ExportError, register_text_ops
-from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
-from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.export.model_outputs import encoder_of, ids_specs, masked_lm_of, model_outputs
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 METADATA_FILE = "albert_export.json"
@@ -67,15 +66,6 @@ def _text_spec(name: str) -> tf.TensorSpec:
     return tf.TensorSpec([None], tf.string, name=name)
 
 
-def _ids_specs() -> dict[str, tf.TensorSpec]:
-    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-
-
-def _float32(outputs: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-    return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
-            for name, value in outputs.items()}
-
-
 class AlbertServing:
     """The serving functions of one model, and the `tf.Module` a SavedModel saves for them.
 
@@ -99,8 +89,8 @@ class AlbertServing:
         from albert_tf.preprocessing.packing import AlbertInputPacker
 
         self.model = model
-        self.encoder = model if isinstance(model, AlbertEncoder) else model.encoder
-        self.masked_lm = model.masked_lm if isinstance(model, AlbertPretrainer) else None
+        self.encoder = encoder_of(model)
+        self.masked_lm = masked_lm_of(model)
         max_positions = self.encoder.config.max_position_embeddings
         if options.max_seq_length is None:
             options = dataclasses.replace(options, max_seq_length=max_positions)
@@ -139,7 +129,7 @@ class AlbertServing:
         text, text_pair = _text_spec("text"), _text_spec("text_pair")
         functions = {"serving_default": (self._serve, [text]),
                      "serving_pairs": (self._serve, [text, text_pair]),
-                     "encode_ids": (self._encode_ids, [_ids_specs()]),
+                     "encode_ids": (self._encode_ids, [ids_specs()]),
                      "preprocess": (self._preprocess, [text]),
                      "preprocess_pairs": (self._preprocess, [text, text_pair])}
         if self.masked_lm is not None:
@@ -160,12 +150,7 @@ class AlbertServing:
         return {name: outputs[name] for name in ("pooled_output", "sequence_output")}
 
     def _model_outputs(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        inputs = {name: inputs[name] for name in INPUT_NAMES}
-        if self.model is self.encoder or self.masked_lm is not None:
-            outputs = self.encoder(inputs, training=False)
-        else:  # a task model: its outputs include the encoder's
-            outputs = self.model(inputs, training=False)
-        return _float32(outputs)
+        return model_outputs(self.model, inputs)
 
     def _fill_mask(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
         inputs = self.packer([self.tokenizer.tokenize_with_masks(text)])

@@ -37,7 +37,9 @@ class PretrainedEncoder:
     source: str
 
 
-def _load(model: ModelSection):
+def load_start(model: ModelSection) -> PretrainedEncoder:
+    """The encoder `model.init_checkpoint` (in `model.init_format`) holds, with its config,
+    tokenizer and casing, as they are stored (no fine-tuning dropout applied)."""
     from albert_tf.checkpoints.convert import load_model, read_model_config
     from albert_tf.checkpoints.model_folder import folder_tokenizer, split_checkpoint_path
     from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
@@ -47,9 +49,10 @@ def _load(model: ModelSection):
         folder, checkpoint = split_checkpoint_path(model.init_checkpoint)
         if is_finetune_run(folder):  # e.g. RTE from an MNLI run, as the paper's GLUE runs did
             run = load_finetuned(folder, checkpoint)
-            return (run.model.encoder.config, run.model.encoder,
-                    run.config.model.spm_model, run.config.model.lower_case,
-                    f"albert-finetune run {folder} ({run.config.task}, step {run.step})")
+            return PretrainedEncoder(
+                run.model.encoder.config, run.model.encoder, run.config.model.spm_model,
+                run.config.model.lower_case,
+                f"albert-finetune run {folder} ({run.config.task}, step {run.step})")
         loaded = load_model("ours", folder, config, checkpoint=checkpoint)
         recorded = folder_tokenizer(folder)[1]
         lower_case = model.lower_case if recorded is None else recorded
@@ -58,7 +61,7 @@ def _load(model: ModelSection):
         lower_case = model.lower_case
     encoder = getattr(loaded.model, "encoder", loaded.model)
     source = f"{loaded.source_format} {loaded.source} (step {loaded.global_step})"
-    return loaded.config, encoder, loaded.spm_model, lower_case, source
+    return PretrainedEncoder(loaded.config, encoder, loaded.spm_model, lower_case, source)
 
 
 def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
@@ -68,7 +71,9 @@ def load_pretrained_encoder(config: FinetuneConfig) -> PretrainedEncoder:
 
     model = config.model
     if model.init_checkpoint:
-        model_config, encoder, found_spm, lower_case, source = _load(model)
+        start = load_start(model)
+        model_config, encoder, found_spm = start.config, start.encoder, start.spm_model
+        lower_case, source = start.lower_case, start.source
     elif model.config:
         model_config, encoder, found_spm = read_model_config(model.config), None, None
         lower_case, source = model.lower_case, "random initialization"

@@ -32,13 +32,19 @@ class FinetunedModel:
     checkpoint: str
 
 
-def load_finetuned(model_dir: str, checkpoint: str | None = None) -> FinetunedModel:
-    """The run's task model with the weights of its best dev evaluation (or `checkpoint`)."""
+def read_finetune_config(model_dir: str) -> FinetuneConfig:
+    """The resolved config a run folder keeps (`finetune.yaml`)."""
     from albert_tf.config.schema import dataclass_from_mapping
-    from albert_tf.finetuning.task_kinds import get_task
 
     config_path = os.path.join(model_dir, FINETUNE_CONFIG_FILE)
-    config = dataclass_from_mapping(FinetuneConfig, load_yaml_mapping(config_path), config_path)
+    return dataclass_from_mapping(FinetuneConfig, load_yaml_mapping(config_path), config_path)
+
+
+def load_finetuned(model_dir: str, checkpoint: str | None = None) -> FinetunedModel:
+    """The run's task model with the weights of its best dev evaluation (or `checkpoint`)."""
+    from albert_tf.finetuning.task_kinds import get_task
+
+    config = read_finetune_config(model_dir)
     model_config = AlbertConfig.from_yaml(os.path.join(model_dir, MODEL_CONFIG_FILE))
     best = read_best(model_dir)
     if checkpoint is None:

@@ -52,6 +52,7 @@ class FinetuneTask(abc.ABC):
     """The contract the runner uses; see the subclasses."""
 
     kind = ""
+    labels: tuple[str, ...] | None = None  # a classification's class names, by index
     primary_metric = ""
     label_features: tuple[str, ...] = ()
     eval_splits: tuple[str, ...] = ("dev",)
@@ -129,6 +130,7 @@ class GlueTask(FinetuneTask):
         super().__init__(name, config)
         self.spec = spec or glue.GLUE_TASKS[name]
         self.kind = "regression" if self.spec.is_regression else "classification"
+        self.labels = self.spec.labels or None
         self.primary_metric = self.spec.metrics[0]  # what picks the best checkpoint
         if name == "mnli":
             self.eval_splits = ("dev", "dev_mismatched")

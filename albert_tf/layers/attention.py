@@ -15,8 +15,10 @@ MASKED_SCORE = -10000.0
 
 def attention_bias_from_mask(input_mask: tf.Tensor) -> tf.Tensor:
     """`(batch_size, seq_length)` 1/0 mask -> `(batch_size, 1, 1, seq_length)` additive bias."""
-    keep = tf.cast(input_mask, tf.float32)[:, tf.newaxis, tf.newaxis, :]
-    return (1.0 - keep) * MASKED_SCORE
+    # A reshape, not `[:, None, None, :]`: LiteRT has no kernel for a strided slice that adds
+    # two axes (the converter asks for TensorFlow's own op, which LiteRT runtimes lack).
+    keep = tf.cast(input_mask, tf.float32)
+    return tf.reshape(1.0 - keep, [tf.shape(keep)[0], 1, 1, tf.shape(keep)[1]]) * MASKED_SCORE
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")

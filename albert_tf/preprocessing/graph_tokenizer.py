@@ -34,9 +34,9 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
     (one gather through a table built here from the vocabulary).
 
     Args:
-        spm_model: path of an ALBERT SentencePiece `.model` (checked for the ALBERT id layout).
-            Its bytes are embedded in the graph (the tensorflow-text op takes the model as an
-            attribute), so a SavedModel does not need the file to run.
+        spm_model: path of an ALBERT SentencePiece `.model` (checked for the ALBERT id layout),
+            or its bytes. The bytes are embedded in the graph (the tensorflow-text op takes the
+            model as an attribute), so a SavedModel does not need the file to run.
         lower_case: lower-case the text (the released models are uncased).
         max_input_bytes: if set, a longer text is cut to this many bytes, back to its last
             whitespace, before anything else (a 10 MB request then costs what a 64 KB one
@@ -49,15 +49,16 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
     no [CLS]/[SEP] added.
     """
 
-    def __init__(self, spm_model: str | os.PathLike, lower_case: bool = True,
+    def __init__(self, spm_model: str | os.PathLike | bytes, lower_case: bool = True,
                  max_input_bytes: int | None = None, **kwargs):
         kwargs["trainable"] = False
         super().__init__(**kwargs)
-        self.spm_model = os.fspath(spm_model)
+        self.spm_model = spm_model if isinstance(spm_model, bytes) else os.fspath(spm_model)
         self.lower_case = lower_case
         self.max_input_bytes = max_input_bytes
         python_tokenizer = SentencePieceTokenizer(self.spm_model)  # checks the id layout
         self.vocab_size = python_tokenizer.vocab_size
+        self.proto = python_tokenizer.proto
         proto = python_tokenizer.processor.serialized_model_proto()
         self._sentencepiece = _sentencepiece_tokenizer(proto)
         # For text that continues a word (after a "[MASK]" with no space before it).
@@ -132,7 +133,10 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
         return self._sentencepiece.id_to_string(ids)
 
     def get_config(self):
-        return {**super().get_config(), "spm_model": self.spm_model,
+        """The settings; a model given as bytes is left out (a config is JSON): whatever
+        saves this layer keeps the bytes (`TextPreprocessor` does, as a `.keras` asset)."""
+        spm_model = None if isinstance(self.spm_model, bytes) else self.spm_model
+        return {**super().get_config(), "spm_model": spm_model,
                 "lower_case": self.lower_case, "max_input_bytes": self.max_input_bytes}
 
 

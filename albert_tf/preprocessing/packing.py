@@ -43,40 +43,55 @@ class AlbertInputPacker(tf_keras.layers.Layer):
         self.pad_to_multiple_of = pad_to_multiple_of
 
     def call(self, segments: list[tf.RaggedTensor]) -> dict[str, tf.Tensor]:
-        if len(segments) not in (1, 2):
-            raise ValueError(f"AlbertInputPacker packs 1 or 2 segments, got {len(segments)}")
-        first = tf.cast(segments[0], tf.int32)
-        every_row = tf.ones_like(first.row_lengths(), tf.bool)
-        if len(segments) == 1:
-            first, = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim([first])
-            second = first[:, :0]
-            second_sep = column(SEP_ID, ~every_row)
-        else:
-            second = tf.cast(segments[1], tf.int32)
-            # The trimmer takes one budget for the whole batch, so a pair's closing [SEP] is
-            # trimmed as a segment too, placed first: it always gets its slot, and round robin
-            # then shares the rest between a and b as the original does. A b trimmed to
-            # nothing leaves a single text, as in the original.
-            _, first, second = tf_text.RoundRobinTrimmer(self.max_seq_length - 2).trim(
-                [column(SEP_ID, second.row_lengths() > 0), first, second])
-            second_sep = column(SEP_ID, second.row_lengths() > 0)
-        head = tf.concat([column(CLS_ID, every_row), first, column(SEP_ID, every_row)], axis=1)
-        tail = tf.concat([second, second_sep], axis=1)
-        word_ids = tf.concat([head, tail], axis=1)
-        type_ids = tf.concat([tf.zeros_like(head), tf.ones_like(tail)], axis=1)
-        longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [2]], axis=0))
-        multiple = tf.constant(self.pad_to_multiple_of, longest.dtype)
-        length = tf.minimum((longest + multiple - 1) // multiple * multiple,
-                            self.max_seq_length)
-        word_ids, mask = tf_text.pad_model_inputs(word_ids, length, pad_value=PAD_ID)
-        type_ids, _ = tf_text.pad_model_inputs(type_ids, length)
-        return {"input_word_ids": tf.cast(word_ids, tf.int32),
-                "input_mask": tf.cast(mask, tf.int32),
-                "input_type_ids": tf.cast(type_ids, tf.int32)}
+        return pack_segments(segments, self.max_seq_length, self.pad_to_multiple_of)
 
     def get_config(self):
         return {**super().get_config(), "max_seq_length": self.max_seq_length,
                 "pad_to_multiple_of": self.pad_to_multiple_of}
+
+
+def pack_segments(segments: list[tf.RaggedTensor], max_seq_length, pad_to_multiple_of: int = 1,
+                  fixed_length: bool = False) -> dict[str, tf.Tensor]:
+    """`AlbertInputPacker`'s packing, with the length as a value that may be a scalar tensor.
+
+    Args:
+        segments: one or two int `tf.RaggedTensor` `(batch_size, (pieces))`.
+        max_seq_length: int or int32 scalar tensor, the most positions a packed row may have.
+        pad_to_multiple_of: see `AlbertInputPacker`.
+        fixed_length: pad every batch to `max_seq_length` (the TF Hub convention), not to
+            its longest row.
+    """
+    if len(segments) not in (1, 2):
+        raise ValueError(f"AlbertInputPacker packs 1 or 2 segments, got {len(segments)}")
+    first = tf.cast(segments[0], tf.int32)
+    every_row = tf.ones_like(first.row_lengths(), tf.bool)
+    if len(segments) == 1:
+        first, = tf_text.RoundRobinTrimmer(max_seq_length - 2).trim([first])
+        second = first[:, :0]
+        second_sep = column(SEP_ID, ~every_row)
+    else:
+        second = tf.cast(segments[1], tf.int32)
+        # The trimmer takes one budget for the whole batch, so a pair's closing [SEP] is
+        # trimmed as a segment too, placed first: it always gets its slot, and round robin
+        # then shares the rest between a and b as the original does. A b trimmed to
+        # nothing leaves a single text, as in the original.
+        _, first, second = tf_text.RoundRobinTrimmer(max_seq_length - 2).trim(
+            [column(SEP_ID, second.row_lengths() > 0), first, second])
+        second_sep = column(SEP_ID, second.row_lengths() > 0)
+    head = tf.concat([column(CLS_ID, every_row), first, column(SEP_ID, every_row)], axis=1)
+    tail = tf.concat([second, second_sep], axis=1)
+    word_ids = tf.concat([head, tail], axis=1)
+    type_ids = tf.concat([tf.zeros_like(head), tf.ones_like(tail)], axis=1)
+    longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [2]], axis=0))
+    limit = tf.cast(max_seq_length, longest.dtype)
+    multiple = tf.constant(pad_to_multiple_of, longest.dtype)
+    length = limit if fixed_length else tf.minimum(
+        (longest + multiple - 1) // multiple * multiple, limit)
+    word_ids, mask = tf_text.pad_model_inputs(word_ids, length, pad_value=PAD_ID)
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, length)
+    return {"input_word_ids": tf.cast(word_ids, tf.int32),
+            "input_mask": tf.cast(mask, tf.int32),
+            "input_type_ids": tf.cast(type_ids, tf.int32)}
 
 
 def column(value: int, present: tf.Tensor) -> tf.RaggedTensor:

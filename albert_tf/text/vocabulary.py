@@ -44,6 +44,9 @@ class Vocabulary:
     ordinary_ids: np.ndarray
 
 
+IN_MEMORY = "(SentencePiece model given as bytes)"  # what messages call a model without a path
+
+
 def model_checksum(proto: bytes) -> str:
     """`sha256:<hex>` of a SentencePiece model file's bytes, as the manifests record it."""
     return "sha256:" + hashlib.sha256(proto).hexdigest()
@@ -53,24 +56,29 @@ class SentencePieceTokenizer:
     """A loaded SentencePiece model checked for the ALBERT layout.
 
     Args:
-        model_path: the `.model` file. Text given to `encode` must already be normalized
-            (`albert_tf.text.normalize`), as the corpus readers do.
+        model_path: the `.model` file, or its bytes (a model that travels inside another
+            file, such as a saved Keras model). Text given to `encode` must already be
+            normalized (`albert_tf.text.normalize`), as the corpus readers do.
+
+    Attributes:
+        proto: the model's bytes.
     """
 
-    def __init__(self, model_path: str | os.PathLike):
-        self.model_path = os.fspath(model_path)
-        try:
-            proto = read_bytes(self.model_path)
-        except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
-            reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
-            raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") from None
+    def __init__(self, model_path: str | os.PathLike | bytes):
+        if isinstance(model_path, bytes):
+            self.model_path, proto = IN_MEMORY, model_path
+        else:
+            self.model_path = os.fspath(model_path)
+            try:
+                proto = read_bytes(self.model_path)
+            except Exception as error:  # OSError locally, tf.errors.OpError on remote paths
+                reason = (getattr(error, "strerror", None) or getattr(error, "message", None)
+                          or error)
+                raise DataPrepError(f"SentencePiece model {self.model_path}: {reason}") \
+                    from None
+        self.proto = proto
         self.checksum = model_checksum(proto)
-        self.processor = spm.SentencePieceProcessor()
-        try:
-            self.processor.LoadFromSerializedProto(proto)
-        except Exception as error:  # sentencepiece raises RuntimeError/OSError by version
-            raise DataPrepError(f"{self.model_path}: not a SentencePiece model ({error})") from None
-        _check_layout(self.processor, self.model_path)
+        self.processor = _parsed(proto, self.model_path)
         self.vocabulary = _vocabulary(self.processor)
         # 1 for the pieces that follow a space (carry the word marker): where a sentence may
         # be cut between words.
@@ -129,6 +137,36 @@ class SentencePieceTokenizer:
 
 def _is_digit_comma(piece: str) -> bool:
     return len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()
+
+
+def _parsed(proto: bytes, path: str) -> spm.SentencePieceProcessor:
+    """A processor for the model bytes read from `path`, checked for the ALBERT layout."""
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.LoadFromSerializedProto(proto)
+    except Exception as error:  # sentencepiece raises RuntimeError/OSError by version
+        raise DataPrepError(f"{path}: not a SentencePiece model ({error})") from None
+    _check_layout(processor, path)
+    return processor
+
+
+def check_model_file(proto: bytes, path: str, recorded: str | None, where: str,
+                     vocab_size: int | None = None) -> str:
+    """The checksum of the SentencePiece model bytes read from `path`, a path some file
+    (`where`) gave, checked before the model is used or copied: it is the checksum recorded
+    beside the path (`recorded`); it parses as a SentencePiece model with the ALBERT layout;
+    and when no checksum is recorded, its vocabulary has the model's `vocab_size` (what can
+    still be told of it: a model of another size would index the embedding out of range or
+    leave rows unused). Raises DataPrepError naming `path`, `where` and what differs."""
+    found = model_checksum(proto)
+    if recorded and found != recorded:
+        raise DataPrepError(f"{path}: its checksum is {found}, but {where} records {recorded} "
+                            f"for it; the file changed, or the path names another model")
+    pieces = _parsed(proto, path).get_piece_size()
+    if not recorded and vocab_size is not None and pieces != vocab_size:
+        raise DataPrepError(f"{path}: a SentencePiece model of {pieces} pieces, but the model "
+                            f"has vocab_size {vocab_size} ({where} records no checksum for it)")
+    return found
 
 
 def _check_layout(processor, path: str) -> None:

@@ -64,7 +64,8 @@ from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.records.features import MANIFEST
-from albert_tf.text.vocabulary import model_checksum
+from albert_tf.text.options import DataPrepError
+from albert_tf.text.vocabulary import check_model_file
 from albert_tf.training.collapse import CollapseWatch
 from albert_tf.training.continuation import pretraining_folder, restore_run_checkpoint
 from albert_tf.training.initialization import (
@@ -202,10 +203,11 @@ def carry_tokenizer(config: PretrainConfig, train_files: list[str],
         return dataclasses.replace(config, tokenizer=TokenizerConfig(
             source, checksum or "", lower_case))
     data = file_system.read_bytes(source)
-    found = model_checksum(data)
-    if checksum and found != checksum:
-        raise DataError(f"{source}: its checksum is {found}, but {where} records {checksum} "
-                        f"for the shards' tokenizer; the file changed after the build")
+    try:  # parsed, and its checksum checked, before it is copied
+        found = check_model_file(data, source, checksum, where if recorded.get("checksum")
+                                 else "the run's tokenizer section", config.model.vocab_size)
+    except DataPrepError as error:
+        raise DataError(str(error)) from None
     name = os.path.basename(source)
     copy = os.path.join(config.train.model_dir, name)
     if chief and not file_system.exists(copy):
@@ -219,18 +221,24 @@ def save_run_config(config: PretrainConfig) -> None:
                 yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
-def run_pretraining(config: PretrainConfig) -> PretrainResult:
+def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> PretrainResult:
     """Trains (or resumes, or finds finished) the run `config` describes; see the module
-    docstring for the folder it writes."""
+    docstring for the folder it writes. The shards are checked against their manifests
+    first (`verify_checksums`: their SHA-256 too)."""
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
     model_fields = {"model.vocab_size": config.model.vocab_size,
                     "sentence_objective": config.sentence_objective}
+    def say(line: str) -> None:
+        if is_chief(strategy):
+            print(f"albert-pretrain: {line}")
     train_files = check_pretraining_files(_data_config(config, config.data.train_files, True),
-                                          "data.train_files", model_fields)
+                                          "data.train_files", model_fields, verify_checksums,
+                                          say)
     eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),
-                                          "data.eval_files", model_fields)
+                                          "data.eval_files", model_fields, verify_checksums,
+                                          say)
                   if config.data.eval_files and config.train.eval_steps else [])
     carry_tokenizer(config, train_files, chief=False)  # its checks; nothing written yet
     folders = run_folders(config.train.model_dir)

@@ -10,6 +10,7 @@ import sentencepiece as spm
 from data_helpers import english_like_text
 
 from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError
+from albert_tf.records.tfrecord import read_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.vocabulary import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
 from data_prep import pipeline
@@ -134,6 +135,33 @@ def test_resume_after_a_crash_rebuilds_only_what_is_missing(reference, corpus, s
     build(corpus, spm_model, tmp_path)
     assert folder_bytes(tmp_path) == reference[2]
     assert {name: os.stat(tmp_path / name).st_mtime_ns for name in done} == stamps
+
+
+def test_a_rerun_checks_the_finished_shards_and_builds_a_damaged_one_again(
+        reference, corpus, spm_model, tmp_path, capsys):
+    """A rerun trusts no sidecar blindly: a shard cut at a record boundary (a valid, shorter
+    file) and one with a changed byte (same size and count) are built again, with a warning;
+    the others are left as they are."""
+    build(corpus, spm_model, tmp_path)
+    cut, changed, kept = (tmp_path / f"train-0000{index}-of-00005.tfrecord" for index in (1, 3, 4))
+    records = list(read_records(str(cut)))
+    with open(cut, "r+b") as file:
+        file.truncate(sum(16 + len(record) for record in records[:-1]))
+    data = bytearray(changed.read_bytes())
+    data[-10] ^= 1
+    changed.write_bytes(bytes(data))
+    stamp = kept.stat().st_mtime_ns
+    capsys.readouterr()
+    build(corpus, spm_model, tmp_path)
+    assert folder_bytes(tmp_path) == reference[2]
+    assert kept.stat().st_mtime_ns == stamp
+    warnings = capsys.readouterr().err
+    size = len(reference[2][cut.name])
+    assert (f"albert-data build: warning: {cut}: {size - 16 - len(records[-1]):,} bytes, but "
+            f"{cut}.json records {size:,} (the shard was cut short or changed after the build); "
+            "building it again") in warnings
+    assert f"albert-data build: warning: {changed}: its checksum is sha256:" in warnings
+    assert warnings.count("warning") == 2
 
 
 def test_a_different_build_into_the_same_folder_is_refused(reference, corpus, spm_model,

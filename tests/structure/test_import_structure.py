@@ -88,6 +88,7 @@ FLOORS = (
     ("task_data", "preprocessing", "models"),  # task files and scores, in-graph text, models
     ("checkpoints",),  # formats in and out
     ("export", "training", "finetuning"),  # the runs
+    ("text_models",),  # raw-text task models from any start or run, and batch prediction
     ("comparison",),  # pretrained start against a random one, over fine-tuning
     ("cli",),  # console scripts
     ("",),  # albert_tf/__init__.py: the public face

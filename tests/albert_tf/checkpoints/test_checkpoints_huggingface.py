@@ -3,6 +3,7 @@ transformers' own (TF) ALBERT loading the files we write."""
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -136,6 +137,34 @@ def test_bad_state_dicts_are_reported_by_name(exported, tmp_path):
     (folder / "model.safetensors").write_bytes(blob[: len(blob) // 2])
     with pytest.raises(CheckpointError, match="truncated, corrupted"):
         load_huggingface(str(folder))
+
+
+def test_an_index_reads_its_shards_and_none_outside_its_folder(exported, tmp_path):
+    """A sharded checkpoint (`model.safetensors.index.json`) reads the files its weight_map
+    names; a name leading out of the folder (`../secret.safetensors`) is refused, not read."""
+    from safetensors.numpy import save_file
+
+    state, _ = read_hf_state(exported)
+    folder = tmp_path / "sharded"
+    folder.mkdir()
+    names = sorted(state)
+    halves = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    for file, keys in halves.items():
+        save_file({key: state[key] for key in keys}, str(folder / file))
+    index = folder / "model.safetensors.index.json"
+    weight_map = {key: file for file, keys in halves.items() for key in keys}
+    index.write_text(json.dumps({"weight_map": weight_map}))
+    read, path = read_hf_state(str(folder))
+    assert path == str(index) and sorted(read) == names
+    save_file({names[0]: state[names[0]]}, str(tmp_path / "secret.safetensors"))
+    for outside in ("../secret.safetensors", str(tmp_path / "secret.safetensors")):
+        index.write_text(json.dumps({"weight_map": {**weight_map, names[0]: outside}}))
+        with pytest.raises(CheckpointError, match=re.escape(f"{index}: weight_map: {outside!r}")):
+            read_hf_state(str(folder))
+    index.write_text(json.dumps({"weight_map": ["not", "a", "map"]}))
+    with pytest.raises(CheckpointError, match=f"{index}: not a transformers index"):
+        read_hf_state(str(folder))
 
 
 def test_torch_files_need_torch_only_when_read(tmp_path):

@@ -8,6 +8,7 @@ ids), then read back through `pretraining_dataset`.
 import collections
 import dataclasses
 import json
+import os
 import random
 import re
 import types
@@ -21,7 +22,7 @@ from scipy import stats as scipy_stats
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.remasking import restore_original_ids
 from albert_tf.data.validation import DataError, check_pretraining_files
-from albert_tf.records.tfrecord import write_records
+from albert_tf.records.tfrecord import digest_records, read_records, write_records
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
@@ -325,12 +326,109 @@ def test_a_pattern_matching_nothing_is_named(corpus, tmp_path):
                                 field="data.eval_files")
 
 
-def test_manifest_lengths_must_match_the_config(corpus, tmp_path):
-    (tmp_path / "train-0.tfrecord").write_bytes(open(corpus.paths[0], "rb").read())
+def built_folder(corpus, folder) -> list[str]:
+    """The corpus's shards in `folder` with the manifest albert-data build writes beside
+    them (name, examples, bytes, checksum of each); returns their paths."""
+    folder.mkdir(exist_ok=True)
+    shards = []
+    for index, source in enumerate(corpus.paths):
+        name = f"train-{index:05d}-of-{SHARDS:05d}.tfrecord"
+        (folder / name).write_bytes(open(source, "rb").read())
+        examples, checksum = digest_records(str(folder / name))
+        shards.append({"file": name, "examples": examples, "checksum": checksum,
+                       "bytes": (folder / name).stat().st_size})
+    (folder / "manifest.json").write_text(json.dumps({"options": OPTIONS.to_dict(),
+                                                      "shards": shards}))
+    return [str(folder / shard["file"]) for shard in shards]
+
+
+def checked(corpus, patterns, **arguments):
+    notes = []
+    found = check_pretraining_files(make_config(corpus, patterns), note=notes.append,
+                                    **arguments)
+    return found, notes
+
+
+def test_a_whole_shard_folder_passes_and_a_subset_on_purpose_is_said(corpus, tmp_path):
+    paths = built_folder(corpus, tmp_path)
+    assert checked(corpus, [str(tmp_path / "*.tfrecord")], verify_checksums=True) == (
+        paths, [])
+    assert checked(corpus, paths[1:3]) == (paths[1:3], [
+        f"data.train_files reads 2 of the 4 shards {tmp_path}/manifest.json names (its "
+        "patterns select them)"])
+
+
+def test_a_folder_that_lost_a_shard_is_refused(corpus, tmp_path):
+    paths = built_folder(corpus, tmp_path)
+    os.remove(paths[2])
+    pattern = str(tmp_path / "train-*.tfrecord")
+    with pytest.raises(DataError, match=re.escape(
+            f"{paths[2]}: missing; {tmp_path}/manifest.json names it among its 4 shards and "
+            f"data.train_files ('{pattern}') would read it: the folder lost a shard")):
+        checked(corpus, [pattern])
+
+
+def test_a_shard_cut_at_a_record_boundary_is_refused(corpus, tmp_path):
+    paths = built_folder(corpus, tmp_path)
+    records = list(read_records(paths[1]))
+    kept = sum(16 + len(record) for record in records[:-3])
+    with open(paths[1], "r+b") as file:
+        file.truncate(kept)
+    assert list(read_records(paths[1])) == records[:-3]  # a valid TFRecord file, just short
     manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps({"options": OPTIONS.to_dict()}))
+    full = json.loads(manifest.read_text())["shards"][1]["bytes"]
+    with pytest.raises(DataError, match=re.escape(
+            f"{paths[1]}: {kept:,} bytes, but {manifest} records {full:,} (the shard was cut "
+            "short or changed after the build); build the shards again")):
+        checked(corpus, [str(tmp_path / "*.tfrecord")])
+    record = json.loads(manifest.read_text())  # a manifest written before sizes were kept
+    for shard in record["shards"]:
+        del shard["bytes"]
+    manifest.write_text(json.dumps(record))
+    with pytest.raises(DataError, match=re.escape(
+            f"{paths[1]}: {len(records) - 3:,} records, but {manifest} records "
+            f"{len(records):,}")):
+        checked(corpus, [str(tmp_path / "*.tfrecord")])
+
+
+def test_a_changed_shard_is_found_by_its_checksum_on_request(corpus, tmp_path):
+    paths = built_folder(corpus, tmp_path)
+    data = bytearray(open(paths[1], "rb").read())
+    data[30] ^= 1  # inside the first record's data: its size and count stay
+    open(paths[1], "wb").write(bytes(data))
+    assert checked(corpus, [str(tmp_path / "*.tfrecord")])[0] == paths
+    with pytest.raises(DataError, match=re.escape(
+            f"{paths[1]}: its checksum is sha256:")) as refused:
+        checked(corpus, [str(tmp_path / "*.tfrecord")], verify_checksums=True)
+    assert "(the shard changed after the build)" in str(refused.value)
+
+
+def test_a_file_the_manifest_does_not_name_is_refused(corpus, tmp_path):
+    built_folder(corpus, tmp_path)
+    stray = tmp_path / "train-extra.tfrecord"
+    stray.write_bytes(open(corpus.paths[0], "rb").read())
+    with pytest.raises(DataError, match=re.escape(
+            f"{stray} (matched by data.train_files) is not one of the 4 shards "
+            f"{tmp_path}/manifest.json names")):
+        checked(corpus, [str(tmp_path / "*.tfrecord")])
+
+
+def test_a_manifest_shard_name_with_a_path_is_refused(corpus, tmp_path):
+    paths = built_folder(corpus, tmp_path)
+    manifest = tmp_path / "manifest.json"
+    record = json.loads(manifest.read_text())
+    record["shards"][0]["file"] = "../elsewhere.tfrecord"
+    manifest.write_text(json.dumps(record))
+    with pytest.raises(DataError, match=re.escape(
+            f"{manifest}: shards[0].file: '../elsewhere.tfrecord' is not a plain file name")):
+        checked(corpus, paths)
+
+
+def test_manifest_lengths_must_match_the_config(corpus, tmp_path):
+    built_folder(corpus, tmp_path)
+    manifest = tmp_path / "manifest.json"
     config = make_config(corpus, [str(tmp_path / "*.tfrecord")])
-    assert check_pretraining_files(config) == [str(tmp_path / "train-0.tfrecord")]
+    assert check_pretraining_files(config) == sorted(map(str, tmp_path.glob("*.tfrecord")))
     for name, wrong in (("max_seq_length", 64), ("max_predictions_per_seq", 12)):
         config = make_config(corpus, [str(tmp_path / "*.tfrecord")], **{name: wrong})
         built = getattr(OPTIONS, name)

@@ -18,54 +18,20 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from helpers import randomize_weights
+from export_cases import (
+    MASKED,
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    TEXTS,
+    assert_same_encoding,
+    env_without_repo,
+    run_fresh_process,
+)
 
-from albert_tf.checkpoints.model_folder import save_model_folder
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
-from albert_tf.config import AlbertConfig
 from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
-from albert_tf.tokenization import AlbertTokenizer
-
-MAX_SEQ_LENGTH = 24
-LONG = " ".join(f"the cafe in {1990 + i % 9}, was he" for i in range(40))
-TEXTS = ["The cafe was open.", "", "  \t ", "In 1995, a (deja) vu \"x\" - \u00a35.", LONG,
-         "CAF\u00c9 ``DEJA''"]
-PAIRS = [("the year", "he was in the cafe"), ("a month", ""), (LONG, "of and in to"),
-         ("which are", LONG), (LONG, LONG), ("", "the")]
-MASKED = ["the [MASK] was he.", "[MASK]. of [MASK]the cafe", "no mask", LONG + " [MASK]",
-          "[MASK][MASK] in 1990,"]
-
-
-def env_without_repo():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-@pytest.fixture(scope="module")
-def python_tokenizer(released_style_model):
-    return AlbertTokenizer(released_style_model)
-
-
-@pytest.fixture(scope="module")
-def pretrainer(python_tokenizer):
-    config = AlbertConfig(vocab_size=python_tokenizer.vocab_size, embedding_size=16,
-                          hidden_size=32, num_layers=2, num_attention_heads=4,
-                          intermediate_size=64, max_position_embeddings=64,
-                          hidden_dropout=0.0, attention_dropout=0.0)
-    model = build_model(config, masked_lm=True, sentence_objective="sop")
-    randomize_weights(model, seed=3)
-    return model
-
-
-@pytest.fixture(scope="module")
-def model_folder(pretrainer, released_style_model, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("export") / "run"
-    save_model_folder(pretrainer, str(folder), global_step=7, spm_model=released_style_model,
-                      max_seq_length=MAX_SEQ_LENGTH)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -105,26 +71,8 @@ FRESH_PROCESS = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def fresh_process_outputs(exported, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fresh")
-    (folder / "serve.py").write_text(FRESH_PROCESS)
-    first, second = [list(column) for column in zip(*PAIRS)]
-    (folder / "inputs.json").write_text(json.dumps(
-        {"texts": TEXTS, "first": first, "second": second, "masked": MASKED}))
-    subprocess.run([sys.executable, "serve.py", str(exported), "inputs.json", "out.npz"],
-                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
-    with np.load(folder / "out.npz", allow_pickle=True) as outputs:
-        return dict(outputs)
-
-
-def assert_same_encoding(outputs, prefix, expected_ids, encoder):
-    for name, value in expected_ids.items():
-        np.testing.assert_array_equal(outputs[f"{prefix}/{name}"], value, err_msg=name)
-    reference = encoder(expected_ids, training=False)
-    mask = expected_ids["input_mask"].astype(bool)
-    np.testing.assert_allclose(outputs[f"{prefix}/pooled_output"],
-                               reference["pooled_output"].numpy(), rtol=0, atol=1e-5)
-    np.testing.assert_allclose(outputs[f"{prefix}/sequence_output"][mask],
-                               reference["sequence_output"].numpy()[mask], rtol=0, atol=1e-5)
+    return run_fresh_process(FRESH_PROCESS, exported, {"masked": MASKED},
+                             tmp_path_factory.mktemp("fresh"))
 
 
 def test_raw_text_in_a_fresh_process_matches_keras_on_python_ids(

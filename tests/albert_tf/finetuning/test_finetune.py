@@ -240,6 +240,46 @@ def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path):
     assert np.mean(predicted == np.array([label for _, label in rows])) >= 0.9
 
 
+@pytest.mark.slow
+def test_a_fine_tuned_run_exports_to_litert_onnx_and_tf_hub(sst2_run, task_files, tmp_path):
+    """ONNX gives the classifier's probabilities, LiteRT full-integer int8 calibrated on the
+    task's own folder its answers (float32 LiteRT is the ONNX path's twin: tests/albert_tf/
+    export); the TF Hub encoder is the run's fine-tuned one."""
+    import importlib.util
+
+    import tensorflow_hub as hub
+
+    run = load_finetuned(str(sst2_run))
+    texts = [sentence for sentence, _ in sentiment_rows(12, 21)]
+    tokenizer = AlbertTokenizer(run.config.model.spm_model, run.config.model.lower_case)
+    ids = tokenizer.encode_for_model(texts, max_seq_length=SEQ)
+    expected = run.model(ids, training=False)
+    for name, flags in (("onnx", []), ("int8", [
+            "--quantize", "int8", "--representative_data", task_files["sst2"],
+            "--representative_examples", "40"])):
+        output = tmp_path / name
+        assert export_main(["--checkpoint", str(sst2_run), "--output", str(output),
+                            "--format", "onnx" if name == "onnx" else "tflite", *flags]) == 0
+        spec = importlib.util.spec_from_file_location(f"client_{name}",
+                                                      output / "albert_client.py")
+        client = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(client)
+        outputs = client.AlbertClient(str(output))(texts)
+        np.testing.assert_array_equal(outputs["input_word_ids"], ids["input_word_ids"])
+        if name == "int8":  # int8 activations: the same answers, not the same numbers
+            agree = outputs["probabilities"].argmax(-1) == expected["probabilities"].numpy(
+            ).argmax(-1)
+            assert agree.mean() >= 0.75, agree
+        else:
+            np.testing.assert_allclose(outputs["probabilities"], expected["probabilities"],
+                                       atol=1e-5, err_msg=name)
+    assert export_main(["--checkpoint", str(sst2_run), "--format", "hub",
+                        "--output", str(tmp_path / "hub")]) == 0
+    encoder = hub.KerasLayer(str(tmp_path / "hub" / "encoder"))
+    np.testing.assert_allclose(encoder(ids)["pooled_output"], expected["pooled_output"],
+                               atol=1e-5)
+
+
 def test_a_run_stops_early_once_dev_stops_improving(pretrained, task_files, tmp_path, capsys):
     """At a rate of 1e-12 the weights do not move, so dev never beats its first evaluation:
     with two evaluations of patience the run stops at the third of eight, and its result is

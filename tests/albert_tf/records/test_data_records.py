@@ -7,14 +7,22 @@ tf.train.Example with the same values.
 
 import collections
 import random
+import struct
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from bounded_process import refusal
 
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.records.features import FEATURE_NAMES, decode_record
-from albert_tf.records.tfrecord import read_records, write_records
+from albert_tf.records.tfrecord import (
+    count_records,
+    frame,
+    masked_crc32c,
+    read_records,
+    write_records,
+)
 from albert_tf.text.options import DataPrepError
 from data_prep.example_encoding import ExampleEncoder, varint, varint_rows
 
@@ -171,11 +179,36 @@ def test_corrupt_and_truncated_files_are_named(tmp_path):
     data = bytearray(path.read_bytes())
     data[130] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(DataPrepError, match="bad.tfrecord: corrupt data in record 1"):
+    with pytest.raises(DataPrepError, match=r"bad.tfrecord: record 1 \(at byte 116\): corrupt "
+                                            r"data \(CRC mismatch\)"):
         list(read_records(str(path)))
-    path.write_bytes(bytes(data[:60]))
-    with pytest.raises(DataPrepError, match="bad.tfrecord: record 0 is truncated"):
-        list(read_records(str(path)))
+    assert count_records(str(path)) == 2  # headers only
+    path.write_bytes(bytes(data[:170]))
+    for read in (list, count_records):
+        with pytest.raises(DataPrepError, match=r"bad.tfrecord: record 1 \(at byte 116\): a "
+                                                r"length of 100 bytes, but only 38 are left"):
+            read(read_records(str(path)) if read is list else str(path))
+
+
+def test_a_record_header_claiming_2_to_the_60_bytes_is_refused_without_allocating(tmp_path):
+    """A header whose length (and its CRC) says 2**60 bytes: read in a child with 96 MB of
+    address space, the reader names the record and byte; it used to ask for the 2**60 bytes
+    (MemoryError)."""
+    path = tmp_path / "hostile.tfrecord"
+    length = struct.pack("<Q", 1 << 60)
+    path.write_bytes(frame(b"first") + length + struct.pack("<I", masked_crc32c(length)) + b"x")
+    said = refusal(f"""
+        from albert_tf.records.tfrecord import count_records, read_records
+        from albert_tf.text.options import DataPrepError
+        for read in (lambda path: list(read_records(path)), count_records):
+            try:
+                read({str(path)!r})
+            except DataPrepError as error:
+                print("refused:", error)
+        """)
+    message = (f"refused: {path}: record 1 (at byte 21): a length of 1,152,921,504,606,846,976 "
+               "bytes, but only 0 are left in the file (truncated or corrupt)")
+    assert said == f"{message}\n{message}"
 
 
 def test_writes_are_atomic(tmp_path):

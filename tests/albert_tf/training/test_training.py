@@ -3,6 +3,7 @@ SIGKILL, multi-worker training, and errors before training starts."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from repository import REPOSITORY
 from albert_tf.cli.evaluate import main as eval_main
 from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.config.pretraining import pretrain_config_from_mapping
+from albert_tf.records.tfrecord import read_records
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 
 CONFIGS = os.path.join(REPOSITORY, "configs")
@@ -253,6 +255,56 @@ def test_two_process_multi_worker_run_completes(shards, tmp_path):
 def test_bad_config_or_data_fails_before_training(shards, tmp_path, capsys, change, expected):
     config_path = write_config(tmp_path / "run.yaml", run_mapping(shards, tmp_path / "run"))
     assert pretrain_main(["--config", config_path, *change]) == 2
+    error = capsys.readouterr().err
+    for text in expected:
+        assert text in error, error
+    assert not (tmp_path / "run").exists()
+
+
+def _lose_a_shard(folder, manifest):
+    os.remove(folder / manifest["shards"][1]["file"])
+    return [f"{folder / manifest['shards'][1]['file']}: missing; {folder}/manifest.json names "
+            "it among its 2 shards"]
+
+
+def _cut_a_shard_short(folder, manifest):
+    path = folder / manifest["shards"][0]["file"]
+    last = list(read_records(str(path)))[-1]
+    with open(path, "r+b") as file:  # at a record boundary: a valid, shorter TFRecord file
+        file.truncate(manifest["shards"][0]["bytes"] - 16 - len(last))
+    return [f"{path}: {manifest['shards'][0]['bytes'] - 16 - len(last):,} bytes, but "
+            f"{folder}/manifest.json records {manifest['shards'][0]['bytes']:,}"]
+
+
+def _point_at_another_tokenizer(folder, manifest):
+    other = folder.parent / "other.model"
+    data_main(["train-spm", "--input", str(folder.parent / "heldout.txt"), "--model_prefix",
+               str(folder.parent / "other"), "--vocab_size", str(VOCAB)])
+    manifest["tokenizer"]["path"] = str(other)
+    return [f"{other}: its checksum is sha256:", f"but {folder}/manifest.json records "
+            f"{manifest['tokenizer']['checksum']} for it"]
+
+
+def _point_at_an_unchecked_file(folder, manifest):
+    manifest["tokenizer"].update(path=str(folder / "build.json"), checksum=None)
+    return [f"{folder / 'build.json'}: not a SentencePiece model"]
+
+
+@pytest.mark.parametrize("damage", [_lose_a_shard, _cut_a_shard_short,
+                                    _point_at_another_tokenizer, _point_at_an_unchecked_file])
+def test_shards_unlike_their_manifest_are_refused_before_step_1(shards, tmp_path, capsys,
+                                                                  damage):
+    """A copy of the training shards, damaged: the run stops with the file named before it
+    creates its folder (nothing trained, no tokenizer copied)."""
+    folder = tmp_path / "train"
+    shutil.copytree(os.path.dirname(shards["train"]), folder)
+    shutil.copy(os.path.join(os.path.dirname(shards["train"]), "..", "heldout.txt"), tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    expected = damage(folder, manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    mapping = run_mapping(shards, tmp_path / "run")
+    mapping["data"]["train_files"] = [str(folder / "*.tfrecord")]
+    assert pretrain_main(["--config", write_config(tmp_path / "run.yaml", mapping)]) == 2
     error = capsys.readouterr().err
     for text in expected:
         assert text in error, error

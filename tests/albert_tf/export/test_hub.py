@@ -1,0 +1,107 @@
+"""The TF Hub text pair: `hub.KerasLayer`s over the exported preprocessor and encoder give the
+Python tokenizer's ids and the Keras encoder's outputs, and a classifier built of them
+fine-tunes the encoder, as users do with TF Hub's own ALBERT."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_hub as hub
+import tf_keras
+from export_cases import MAX_SEQ_LENGTH, PAIRS, TEXTS
+
+from albert_tf.cli.export import main as export_main
+from albert_tf.export.loading import register_text_ops
+
+
+@pytest.fixture(scope="module")
+def hub_folder(model_folder, tmp_path_factory):
+    output = tmp_path_factory.mktemp("export") / "hub"
+    assert export_main(["--checkpoint", str(model_folder), "--format", "hub",
+                        "--output", str(output)]) == 0
+    return output
+
+
+@pytest.fixture(scope="module")
+def preprocessor(hub_folder):
+    register_text_ops()
+    return hub.load(str(hub_folder / "preprocessor"))
+
+
+def padded(ids, length):
+    return {name: np.pad(value, [(0, 0), (0, length - value.shape[1])])
+            for name, value in ids.items()}
+
+
+def test_the_preprocessor_gives_python_ids_at_the_length_asked(preprocessor, python_tokenizer):
+    outputs = preprocessor(tf.constant(TEXTS))
+    expected = python_tokenizer.encode_for_model(TEXTS, max_seq_length=MAX_SEQ_LENGTH)
+    for name, value in padded(expected, MAX_SEQ_LENGTH).items():
+        np.testing.assert_array_equal(outputs[name], value, err_msg=name)
+    tokenize = hub.KerasLayer(preprocessor.tokenize)
+    pack = hub.KerasLayer(preprocessor.bert_pack_inputs, arguments={"seq_length": 16})
+    first, second = [list(column) for column in zip(*PAIRS)]
+    outputs = pack([tokenize(tf.constant(first)), tokenize(tf.constant(second))])
+    expected = python_tokenizer.encode_for_model(first, second, max_seq_length=16)
+    for name, value in padded(expected, 16).items():
+        np.testing.assert_array_equal(outputs[name], value, err_msg=name)
+    special = {name: int(value) for name, value in
+               preprocessor.tokenize.get_special_tokens_dict().items()}
+    assert special == {"vocab_size": python_tokenizer.vocab_size, "start_of_sequence_id": 2,
+                       "end_of_segment_id": 3, "padding_id": 0, "mask_id": 4}
+
+
+def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
+        hub_folder, preprocessor, pretrainer, python_tokenizer):
+    text = tf_keras.Input(shape=(), dtype=tf.string)
+    encoder = hub.KerasLayer(str(hub_folder / "encoder"), trainable=True)
+    encoded = encoder(hub.KerasLayer(preprocessor)(text))
+    logits = tf_keras.layers.Dense(
+        2, kernel_initializer=tf_keras.initializers.GlorotUniform(seed=1))(
+            encoded["pooled_output"])
+    classifier = tf_keras.Model(text, {"logits": logits, **encoded})
+
+    outputs = classifier(tf.constant(TEXTS))
+    ids = padded(python_tokenizer.encode_for_model(TEXTS, max_seq_length=MAX_SEQ_LENGTH),
+                 MAX_SEQ_LENGTH)
+    reference = pretrainer.encoder(ids, training=False)
+    for name in ("pooled_output", "default"):
+        np.testing.assert_allclose(outputs[name], reference["pooled_output"], atol=1e-5)
+    np.testing.assert_allclose(outputs["sequence_output"], reference["sequence_output"],
+                               atol=1e-5)
+    assert len(outputs["encoder_outputs"]) == pretrainer.config.num_layers
+    np.testing.assert_array_equal(outputs["encoder_outputs"][-1], outputs["sequence_output"])
+
+    assert len(encoder.trainable_weights) == len(pretrainer.encoder.trainable_variables)
+    labels = tf.constant([0, 1, 0, 1, 1, 0])
+    texts = tf.constant(TEXTS)
+
+    def loss():
+        return tf.reduce_mean(tf_keras.losses.sparse_categorical_crossentropy(
+            labels, classifier(texts, training=True)["logits"], from_logits=True))
+
+    before = [weight.numpy() for weight in encoder.trainable_weights]
+    first_loss = float(loss())
+    optimizer = tf_keras.optimizers.SGD(learning_rate=0.05)
+    with tf.GradientTape() as tape:
+        step_loss = loss()
+    gradients = tape.gradient(step_loss, classifier.trainable_variables)
+    assert all(gradient is not None for gradient in gradients)
+    optimizer.apply_gradients(zip(gradients, classifier.trainable_variables))
+    changed = [not np.array_equal(old, weight.numpy())
+               for old, weight in zip(before, encoder.trainable_weights)]
+    assert all(changed)  # every encoder variable gets a gradient
+    assert float(loss()) < first_loss
+
+
+def test_the_folder_records_how_it_was_made(hub_folder):
+    facts = json.loads((hub_folder / "albert_export.json").read_text())
+    assert facts["format"] == "hub" and facts["default_seq_length"] == MAX_SEQ_LENGTH
+    assert facts["global_step"] == 7
+    assert sorted(path.name for path in hub_folder.iterdir()) == [
+        "albert_export.json", "encoder", "preprocessor"]
+    encoder = tf.saved_model.load(str(hub_folder / "encoder"))  # no tensorflow-text needed
+    signature = encoder.signatures["serving_default"]
+    assert sorted(signature.structured_outputs) == ["default", "pooled_output",
+                                                    "sequence_output"]

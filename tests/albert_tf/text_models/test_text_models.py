@@ -1,0 +1,183 @@
+"""Raw-text task models: built from checkpoints of each format, fine-tuned with `fit` on
+strings, saved as one `.keras` file (tokenizer inside) that reloads to the same predictions
+and exports to a SavedModel serving the same outputs; their in-graph inputs equal the ones
+albert-finetune's Python conversion makes."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from text_tasks import NAMES, SEQ, labelled
+
+from albert_tf.checkpoints.convert import load_model
+from albert_tf.checkpoints.detection import detect_format
+from albert_tf.checkpoints.huggingface import save_huggingface
+from albert_tf.checkpoints.original import save_original
+from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.cli.export import main as export_main
+from albert_tf.config.finetuning import load_finetune_config
+from albert_tf.export import load_saved_model
+from albert_tf.finetuning.task_kinds import get_task
+from albert_tf.loop.optimization import AdamWeightDecay
+from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
+from albert_tf.task_data.race import option_text
+from albert_tf.text_models import (
+    TextClassifier,
+    TextMultipleChoice,
+    TextRegressor,
+    TextSpanExtractor,
+    load_text_model,
+)
+from albert_tf.text_models.multiple_choice import option_texts
+from albert_tf.tokenization import AlbertTokenizer
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_start, tmp_path_factory):
+    """A classifier fine-tuned with `fit` on the made-up sentiment task (one word of four
+    decides the label), then saved."""
+    tf_keras.utils.set_random_seed(3)
+    classifier = TextClassifier.from_checkpoint(tiny_start, labels=NAMES, pooling="mean")
+    classifier.compile(AdamWeightDecay(2e-3, bias_correction=True, global_clipnorm=1.0))
+    texts, labels = labelled(320, 1)
+    history = classifier.fit(texts, labels, batch_size=32, epochs=8, verbose=0,
+                             validation_data=labelled(100, 2))
+    path = tmp_path_factory.mktemp("saved") / "sentiment.keras"
+    classifier.save(str(path))
+    return classifier, history, str(path)
+
+
+def test_fit_on_strings_learns_a_separable_task(trained):
+    classifier, history, _ = trained
+    assert history.history["val_accuracy"][-1] >= 0.95
+    dev_texts, dev_labels = labelled(100, 2)
+    scores = classifier.evaluate(dev_texts, dev_labels, return_dict=True, verbose=0)
+    assert scores["accuracy"] == pytest.approx(history.history["val_accuracy"][-1])
+    predicted = classifier.predict(dev_texts, verbose=0)["probabilities"].argmax(-1)
+    assert np.mean(np.array(NAMES)[predicted] == np.array(dev_labels)) >= 0.95
+
+
+def test_the_saved_file_reloads_to_the_same_predictions_with_its_own_tokenizer(
+        trained, tmp_path):
+    classifier, _, path = trained
+    texts = labelled(40, 4)[0] + ["", "caf\u00e9 \u00c9T\u00c9 1990, ok " * 20]
+    expected = classifier.predict(texts, batch_size=16, verbose=0)
+    loaded = tf_keras.models.load_model(path)
+    assert isinstance(loaded, TextClassifier) and loaded.labels == NAMES
+    assert loaded.preprocessor.max_seq_length == SEQ and loaded.pooling == "mean"
+    got = loaded.predict(texts, batch_size=7, verbose=0)  # other batches, other padding
+    np.testing.assert_allclose(got["probabilities"], expected["probabilities"], atol=1e-6)
+    # ... and from a dataset of (text, label) elements, unbatched, names as labels.
+    dataset = tf.data.Dataset.from_tensor_slices(labelled(100, 2))
+    assert loaded.evaluate(dataset, return_dict=True, verbose=0)["accuracy"] >= 0.95
+
+
+def test_the_saved_file_exports_to_a_saved_model_with_the_same_outputs(trained, tmp_path):
+    classifier, _, path = trained
+    output = tmp_path / "export"
+    assert export_main(["--checkpoint", path, "--output", str(output)]) == 0
+    texts = labelled(20, 5)[0]
+    served = load_saved_model(str(output)).signatures["serving_default"](
+        text=tf.constant(texts))
+    np.testing.assert_allclose(served["probabilities"].numpy(),
+                               classifier.predict(texts, verbose=0)["probabilities"],
+                               atol=1e-5)
+    assert '"labels": [\n    "sad",\n    "glad"\n  ]' in (
+        output / "assets.extra" / "albert_export.json").read_text()
+
+
+def test_checkpoints_of_each_format_start_the_same_encoder(tiny_start, trained, tmp_path):
+    """Ours, the original TF1 layout and transformers' are read by their files; the fine-tuned
+    `.keras` file gives its (trained) encoder; every start gets a fresh head."""
+    loaded = load_model("ours", tiny_start)
+    reference = loaded.model.encoder
+    save_original(loaded.model, str(tmp_path / "original"), spm_model=loaded.spm_model)
+    save_huggingface(loaded.model, str(tmp_path / "hf"), loaded.spm_model)
+    expected = {"original": "original", "hf": "huggingface"}
+    for name, source_format in expected.items():
+        assert detect_format(str(tmp_path / name)) == source_format
+        model = TextRegressor.from_checkpoint(str(tmp_path / name), max_seq_length=SEQ)
+        for ours, theirs in zip(reference.get_weights(), model.encoder.get_weights()):
+            np.testing.assert_allclose(theirs, ours, atol=1e-6)
+    classifier, _, path = trained
+    again = TextClassifier.from_checkpoint(path, num_classes=3)
+    for ours, theirs in zip(classifier.encoder.get_weights(), again.encoder.get_weights()):
+        np.testing.assert_array_equal(theirs, ours)
+    assert again.preprocessor.proto == classifier.preprocessor.proto
+    with pytest.raises(CheckpointError, match="cannot tell the checkpoint format"):
+        detect_format(str(tmp_path))
+
+
+def test_labels_and_inputs_that_do_not_fit_are_named(trained):
+    classifier, _, _ = trained
+    with pytest.raises(ValueError, match="label 'mad' of row 1 is not one of"):
+        classifier.fit(["a", "b"], ["sad", "mad"], verbose=0)
+    with pytest.raises(ValueError, match=r"label 2 of row 0 is not a class index in \[0, 2\)"):
+        classifier.fit(["a"], [2], verbose=0)
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        classifier.fit(["a", "b"], ["sad"], verbose=0)
+    with pytest.raises(ValueError, match="not one string"):
+        classifier.predict("a film")
+    with pytest.raises(ValueError, match="num_classes must be at least 2"):
+        TextClassifier(classifier.encoder, num_classes=1, preprocessor=classifier.preprocessor)
+
+
+def test_pairs_pack_as_albert_finetune_packs_them(trained, sentiment_spm):
+    classifier, _, _ = trained
+    first, second = labelled(6, 6)[0], ["", "a", *labelled(4, 7)[0]]
+    batch = next(iter(classifier.text_dataset((first, second), batch_size=6)))
+    task = get_task(load_finetune_config(None, [f"data.max_seq_length={SEQ}"], task="mrpc"))
+    expected = task.convert([TextExample(str(i), a, b, "0") for i, (a, b)
+                             in enumerate(zip(first, second))], AlbertTokenizer(sentiment_spm),
+                            is_training=False)
+    width = batch["input_word_ids"].shape[1]
+    for name in INPUT_NAMES:
+        np.testing.assert_array_equal(batch[name].numpy(), expected[name][:, :width])
+        assert not expected[name][:, width:].any()
+
+
+def test_multiple_choice_packs_as_the_race_task_and_round_trips(tiny_start, sentiment_spm,
+                                                                tmp_path):
+    questions = ["How is it? _ , says he", "Which word?", "_"]
+    options = [["splendid", "dreadful x", "", "wonderful"]] * 3
+    assert [text.decode() for text in option_texts(
+        tf.constant(questions * 4), tf.constant([row[i] for i in range(4)
+                                                 for row in options[:1] * 3])).numpy()] == [
+        option_text(question, row[i]) for i in range(4) for question, row
+        in zip(questions, options)]
+    contexts = labelled(3, 8)[0]
+    chooser = TextMultipleChoice.from_checkpoint(tiny_start, max_seq_length=20, max_qa_length=5)
+    batch = next(iter(chooser.text_dataset((contexts, questions, options), [0, 1, 3])))
+    race = get_task(load_finetune_config(None, ["data.max_seq_length=20",
+                                                "data.max_qa_length=5"], task="race"))
+    expected = race.convert([MultipleChoiceExample(str(i), c, q, o, label) for i, (c, q, o, label)
+                             in enumerate(zip(contexts, questions, options, [0, 1, 3]))],
+                            AlbertTokenizer(sentiment_spm), is_training=False)
+    width = batch["input_word_ids"].shape[-1]
+    for name in (*INPUT_NAMES, "label"):
+        np.testing.assert_array_equal(batch[name].numpy(), expected[name][..., :width])
+    chooser.fit((contexts, questions, options), [0, 1, 3], verbose=0)
+    chooser.save(str(tmp_path / "chooser.keras"))
+    logits = chooser.predict((contexts, questions, options), verbose=0)["choice_logits"]
+    loaded = load_text_model(str(tmp_path / "chooser.keras"))
+    assert logits.shape == (3, 4) and loaded.max_qa_length == 5
+    np.testing.assert_allclose(loaded.predict((contexts, questions, options), verbose=0)[
+        "choice_logits"], logits, atol=1e-6)
+
+
+def test_span_extractor_answers_with_the_contexts_own_characters(tiny_start, tmp_path):
+    """Contexts of up to three windows; answers are cut from the context as written (case,
+    accents), and the saved file answers the same."""
+    contexts = [f"{text} the code is Caf\u00e9 Splendid . {text}" for text in labelled(6, 9)[0]]
+    questions = ["what is the code?"] * 6
+    extractor = TextSpanExtractor.from_checkpoint(tiny_start, max_seq_length=24, doc_stride=6)
+    extractor.fit((questions, contexts), ["Caf\u00e9 Splendid"] * 6, verbose=0)
+    answers = extractor.predict((questions, contexts), verbose=0)
+    assert all(answer in context for answer, context in zip(answers["answer"], contexts))
+    extractor.save(str(tmp_path / "extractor.keras"))
+    loaded = load_text_model(str(tmp_path / "extractor.keras"))
+    again = loaded.predict((questions, contexts), verbose=0)
+    assert list(again["answer"]) == list(answers["answer"])
+    with pytest.raises(ValueError, match="row 1: the answer 'tea' is not in its context"):
+        extractor.fit((questions[:2], contexts[:2]), ["code", "tea"], verbose=0)
