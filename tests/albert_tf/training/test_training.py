@@ -24,6 +24,7 @@ from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.records.tfrecord import read_records
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
+from data_prep.cli import main as data_main
 
 CONFIGS = os.path.join(REPOSITORY, "configs")
 
