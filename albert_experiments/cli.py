@@ -261,9 +261,9 @@ def experiment_folders(spec, folders) -> Iterator[None]:
 
     table = {"experiment": spec.name, "scale": spec.scale}
     variants = [variant.name for variant in spec.variants] + [RANDOM_START]
-    os.makedirs(folders.results_dir, exist_ok=True)
     with owned_folder(folders.work_dir, "albert-experiment", table, variants,
                       legacy_run=lambda: table):
+        os.makedirs(folders.results_dir, exist_ok=True)  # it may be inside the work folder
         with FolderLock(folders.results_dir, "albert-experiment"):
             yield
 
