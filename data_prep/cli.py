@@ -1,17 +1,21 @@
-"""`albert-data`: corpus, train-spm, build, inspect, task. Only flag parsing here; the work is
-elsewhere.
+"""`albert-data`: train-spm, build, inspect, and the commands other installed packages add
+(the lab's `corpus` and `task`). Only flag parsing here; the work is elsewhere.
 
-    albert-data corpus --source python-docs --output corpus/python-docs.txt
     albert-data train-spm --input 'corpus/*.txt' --model_prefix spm/albert --vocab_size 30000
     albert-data build --input 'corpus/*.txt.gz' --spm_model spm/albert.model \\
         --output_dir shards --max_seq_length 512 --dupe_factor 40 --num_workers 8
     albert-data inspect shards/train-00000-of-00064.tfrecord --count 3
-    albert-data task --source rotten-tomatoes --output tasks/rotten-tomatoes
+
+A package adds a command through an entry point of the group `albert_data.commands`: its
+name is the command's, and it loads a function that adds the command's parser to the
+subparsers it is given and returns the function that runs it on the parsed arguments. The
+lab (`albert_lab.data_commands`) adds `corpus` and `task` so.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 
@@ -44,14 +48,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="albert-data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    _add_corpus_command(commands)
     _add_train_spm_command(commands)
     _add_build_command(commands)
     _add_inspect_command(commands)
-    _add_task_command(commands)
+    for name, run in (("train-spm", _train_spm), ("build", _build), ("inspect", _inspect)):
+        commands.choices[name].set_defaults(run=run)
+    _add_installed_commands(commands)
     for command in commands.choices.values():
         add_verbose_flag(command)
     return parser
+
+
+COMMAND_GROUP = "albert_data.commands"
+
+
+def _add_installed_commands(commands) -> None:
+    """The commands installed packages add (entry points of `COMMAND_GROUP`), by name."""
+    for entry in sorted(importlib.metadata.entry_points(group=COMMAND_GROUP),
+                        key=lambda entry: entry.name):
+        run = entry.load()(commands)
+        commands.choices[entry.name].set_defaults(run=run)
 
 
 def _add_train_spm_command(commands) -> None:
@@ -115,28 +131,6 @@ def _add_recipe_options(build: argparse.ArgumentParser) -> None:
     build.add_argument("--random_seed", type=int, default=_DEFAULTS.random_seed)
 
 
-def _add_corpus_command(commands) -> None:
-    corpus = commands.add_parser("corpus", help="write an English corpus from text already "
-                                 "on this machine (original input format)")
-    from data_prep.local_corpus import SOURCES
-    corpus.add_argument("--source", choices=SOURCES, default="python-docs", metavar="SOURCE",
-                        help="python-docs: Debian's python3.11-doc sources; stdlib-docstrings: "
-                             "the docstrings of this Python's standard library; debian-prose: "
-                             "every installed Debian source of docs/data.md, or one of them: "
-                             f"{', '.join(n for n in SOURCES[2:-1] if n != 'debian-prose')}; "
-                             "none: only the --task_text folders")
-    corpus.add_argument("--output", required=True)
-    corpus.add_argument("--max_mb", type=float, default=None, help="stop after this many MB")
-    corpus.add_argument("--heldout_output", default=None,
-                        help="also write a held-out set of whole documents here")
-    corpus.add_argument("--heldout_every", type=int, default=20,
-                        help="with --heldout_output: every n-th document is held out")
-    corpus.add_argument("--task_text", action="append", default=[], metavar="TASK_DIR",
-                        help="also take the training texts of this task folder (albert-data "
-                             "task; labels, dev and test never read): task-adaptive "
-                             "pretraining; repeatable")
-
-
 def _add_inspect_command(commands) -> None:
     show = commands.add_parser("inspect", help="decoded examples and statistics of a shard")
     show.add_argument("shard")
@@ -151,16 +145,6 @@ def _add_inspect_command(commands) -> None:
     show.add_argument("--all", action="store_true",
                       help="statistics over every record of the shard (with a progress bar)")
     show.add_argument("--no_progress", action="store_true")
-
-
-def _add_task_command(commands) -> None:
-    from data_prep.task_folders import DEFAULT_SEED, TASK_NAMES
-    task = commands.add_parser("task", help="write a labelled task folder for albert-finetune "
-                               "from data an installed package ships")
-    task.add_argument("--source", choices=TASK_NAMES, required=True,
-                      help="the task (docs/finetuning.md lists their packages)")
-    task.add_argument("--output", required=True, help="the task folder to write")
-    task.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the split's seed")
 
 
 def _options(args) -> DataPrepOptions:
@@ -237,35 +221,11 @@ def _inspect(args) -> None:
         raise DataPrepError(str(error)) from None
 
 
-def _corpus(args) -> None:
-    from data_prep.local_corpus import make_corpus
-    limit = int(args.max_mb * 1e6) if args.max_mb else None
-    written = make_corpus(args.source, args.output, limit, args.heldout_output,
-                          args.heldout_every if args.heldout_output else 0, args.task_text)
-    print(f"wrote {written['documents']:,} documents, {written['bytes'] / 1e6:.1f} MB, from "
-          f"{written['source']} to {written['path']}")
-    if args.heldout_output:
-        print(f"held out {written['heldout_documents']:,} documents to "
-              f"{written['heldout_path']}")
-
-
-def _task(args) -> None:
-    from data_prep.task_folders import summary_lines, write_task
-    record = write_task(args.source, args.output, args.seed)
-    for line in summary_lines(record):
-        print(line)
-    package = record["package"]
-    print(f"wrote {args.output} from {package['name']} {package['version']} (albert-finetune "
-          f"--task {record['albert_finetune']['task']}; source.json has the details)")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"train-spm": _train_spm, "build": _build, "inspect": _inspect,
-               "corpus": _corpus, "task": _task}[args.command]
     try:
         with quiet_tensorflow(args.verbose):
-            command(args)
+            args.run(args)
     except (DataPrepError, FolderError) as error:
         print(f"albert-data {args.command}: error: {error}", file=sys.stderr)
         return 2

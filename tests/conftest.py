@@ -82,13 +82,13 @@ def released_style_model(tmp_path_factory):
 
 @pytest.fixture
 def fine_tunes_here(monkeypatch):
-    """`install(scores)`: from then on the seed loops (`albert_tf.comparison.seed_loop`) run
+    """`install(scores)`: from then on the seed loops (`albert_lab.comparison.seed_loop`) run
     `scores(task, overrides, metric=None, label=None)` in place of each fine-tune, one at a
     time in this process (a thread stands in for the worker process, so runs finish in the
     order they were queued)."""
     import concurrent.futures
 
-    from albert_tf.comparison import seed_loop
+    from albert_lab.comparison import seed_loop
 
     class InThisProcess:
         def __init__(self, threads=None, runs_per_process=None):

@@ -49,7 +49,12 @@ def run_command(prog: str, parser: argparse.ArgumentParser,
             raise
 
 
-def print_config(config) -> int:
-    """A resolved run config (`to_dict()`) as YAML on stdout, for `--print_config`."""
+def print_config(config, hidden_size: int | None = None) -> int:
+    """A resolved run config (`to_dict()`) as YAML on stdout, for `--print_config`, then a
+    comment saying what its `train.precision` resolves to on this machine for a model of
+    `hidden_size` (None: not known before the checkpoint is read)."""
+    from albert_tf.loop.precision import config_precision_note
+
     print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+    print(config_precision_note(config, hidden_size))
     return 0

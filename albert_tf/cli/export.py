@@ -49,7 +49,7 @@ from albert_tf.io.console import add_verbose_flag
 def _parser() -> argparse.ArgumentParser:
     from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
     from albert_tf.config.export_formats import EXPORT_FORMATS, QUANTIZATIONS
-    from albert_tf.config.precision import PRECISION_POLICIES
+    from albert_tf.config.precision import PRECISION_SETTINGS
 
     parser = argparse.ArgumentParser(prog="albert-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,8 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cased", action="store_true",
                         help="do not lower-case (the released models are uncased)")
     parser.add_argument("--top_k", type=int, default=5, help="predictions per [MASK]")
-    parser.add_argument("--precision", default="float32", choices=PRECISION_POLICIES,
-                        help="compute dtype of the exported model (outputs are float32)")
+    parser.add_argument("--precision", default="float32", choices=PRECISION_SETTINGS,
+                        help="compute dtype of the exported model (outputs are float32); "
+                        "auto: what train.precision's auto picks on this machine for the "
+                        "model's size and --jit_compile (the machine that will serve it "
+                        "should be of the same kind)")
     parser.add_argument("--jit_compile", action="store_true",
                         help="XLA-compile the model function (compiles once per new shape)")
     parser.add_argument("--pad_to_multiple_of", type=int, default=None,
@@ -188,8 +191,15 @@ def _run(args) -> int:
     from albert_tf.export import ExportError
 
     _check_format_flags(args)
-    with precision_policy(args.precision):
-        model, spm_model, lower_case, max_seq_length, metadata = _load_source(args)
+    precision = args.precision
+    with precision_policy("float32" if precision == "auto" else precision):
+        loaded = _load_source(args)
+    if precision == "auto":  # the model's size decides: loaded again under another policy
+        precision = _auto_precision(model_config(loaded[0]).hidden_size, args.jit_compile)
+        if precision != "float32":
+            with precision_policy(precision):
+                loaded = _load_source(args)
+    model, spm_model, lower_case, max_seq_length, metadata = loaded
     spm_model = args.spm_model or spm_model
     if not spm_model:
         raise ExportError(f"{args.checkpoint}: no SentencePiece model found beside the "
@@ -200,7 +210,7 @@ def _run(args) -> int:
         source = _Source(model, spm_path, lower_case and not args.cased,
                          args.max_seq_length or min(max_seq_length,
                                                     model_config(model).max_position_embeddings),
-                         {**metadata, "precision": args.precision})
+                         {**metadata, "precision": precision})
         output, summary = _EXPORTERS[args.format](args, source)
     step = "" if metadata["global_step"] is None else f" (step {metadata['global_step']})"
     tokenizer = "its own" if isinstance(spm_model, bytes) else spm_model
@@ -251,7 +261,8 @@ def _export_saved_model(args, source: _Source) -> tuple[str, str]:
         pad_to_multiple_of=args.pad_to_multiple_of or (16 if args.jit_compile else 1))
     output = export_saved_model(source.model, source.spm_model, args.output, options,
                                 metadata=source.metadata)
-    return (f"SavedModel {output}", f"{args.precision}{', XLA' if args.jit_compile else ''}"
+    return (f"SavedModel {output}",
+            f"{source.metadata['precision']}{', XLA' if args.jit_compile else ''}"
             f"\n  load it with `import tensorflow_text` first (its ops tokenize in the graph)")
 
 
@@ -280,8 +291,8 @@ def _export_hub(args, source: _Source) -> tuple[str, str]:
                         HubOptions(source.max_seq_length, source.lower_case),
                         metadata=source.metadata)
     return (f"TF Hub preprocessor/ and encoder/ in {output}",
-            f"{args.precision}\n  load them with hub.KerasLayer (the preprocessor after "
-            f"`import tensorflow_text`)")
+            f"{source.metadata['precision']}\n  load them with hub.KerasLayer (the "
+            f"preprocessor after `import tensorflow_text`)")
 
 
 def _export_onnx(args, source: _Source) -> tuple[str, str]:
@@ -296,6 +307,20 @@ def _export_onnx(args, source: _Source) -> tuple[str, str]:
 
 _EXPORTERS = {"saved_model": _export_saved_model, "tflite": _export_litert, "hub": _export_hub,
               "onnx": _export_onnx}
+
+
+def _auto_precision(hidden_size: int, jit_compile: bool) -> str:
+    """The policy `auto` picks for a model of `hidden_size` on this machine's default
+    device (printed with the reason)."""
+    import tensorflow as tf
+
+    from albert_tf.config.precision import choose_precision
+    from albert_tf.loop.precision import strategy_device
+
+    choice = choose_precision("auto", strategy_device(tf.distribute.get_strategy()),
+                              hidden_size, jit_compile)
+    print(f"albert-export: precision {choice.describe()}")
+    return choice.policy
 
 
 def model_config(model):

@@ -21,7 +21,7 @@ import json
 import sys
 from typing import Sequence
 
-from albert_tf.cli.command import fail, print_config, run_command
+from albert_tf.cli.command import print_config, run_command
 from albert_tf.io.console import add_verbose_flag
 
 
@@ -69,6 +69,16 @@ def _init_overrides(args) -> list[str]:
             if value is not None]
 
 
+def _note_retired_sections(path: str) -> None:
+    from albert_tf.config.pretraining import RETIRED_SECTIONS
+    from albert_tf.config.schema import load_yaml_mapping
+
+    for section in sorted(set(load_yaml_mapping(path)) & set(RETIRED_SECTIONS)):
+        print(f"albert-pretrain: note: {path}: section '{section}' is ignored: albert-pretrain "
+              f"no longer fine-tunes after training; `albert-experiment check RUN --task_dir "
+              f"DIR` does (pip install -e '.[lab]')", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     return run_command("albert-pretrain", _parser(), _run, argv, _user_errors)
 
@@ -76,9 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _user_errors() -> tuple[type[Exception], ...]:
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
+    from albert_tf.loop.cluster import ClusterError, PeerLostError
     from albert_tf.loop.finite import NonFiniteError
 
-    return (DataError, CheckpointError, NonFiniteError)
+    return (DataError, CheckpointError, ClusterError, PeerLostError, NonFiniteError)
 
 
 def _run(args) -> int:
@@ -86,7 +97,8 @@ def _run(args) -> int:
 
     config = load_pretrain_config(args.config, [*_init_overrides(args), *args.override])
     if args.print_config:
-        return print_config(config)
+        return print_config(config, config.model.hidden_size)
+    _note_retired_sections(args.config)
 
     from albert_tf.training.trainer import run_pretraining
 
@@ -95,24 +107,6 @@ def _run(args) -> int:
           f"checkpoint {result.checkpoint}")
     if result.eval_metrics:
         print("held-out evaluation:\n" + format_metrics(result.eval_metrics))
-    if result.chief and config.downstream_check.task_dir:
-        return _downstream_check(config)
-    return 0
-
-
-def _downstream_check(config) -> int:
-    from albert_tf.comparison.check import missing_task_note, run_downstream_check
-
-    try:
-        check = run_downstream_check(config.train.model_dir)
-    except (ValueError, OSError) as error:  # what albert-finetune reports (ConfigError too)
-        return fail("albert-pretrain", f"downstream check: {error}")
-    if check is None:
-        print(f"albert-pretrain: {missing_task_note(config.downstream_check.task_dir)}")
-        return 0
-    print(f"albert-pretrain: {check.summary()}")
-    if check.warning():
-        print(f"albert-pretrain: {check.warning()}", file=sys.stderr)
     return 0
 
 

@@ -98,6 +98,13 @@ class TaskDataConfig:
         pad_to_multiple_of: batches are cut to their longest row rounded up to this (fewer
             padded positions; bounded shapes for XLA).
         static_shapes: pad every batch to max_seq_length (TPUs need fixed shapes).
+        train_file, dev_file, test_file: `classify` and `regress` on your own files instead
+            of a task folder: CSV, TSV or JSON Lines (by extension); the best checkpoint is
+            chosen on dev, and a test file with the label column is scored with it.
+        text_column, text_pair_column, label_column: the files' columns (JSON keys): the
+            text, the second text of a pair task (empty: single texts) and the label.
+        labels: `classify` on files: the classes, in class-index order; empty: the training
+            file's labels, sorted (numbers in numeric order). The run keeps the list it used.
     """
 
     data_dir: str = ""
@@ -109,6 +116,13 @@ class TaskDataConfig:
     shuffle_buffer: int = 10_000
     pad_to_multiple_of: int = 16
     static_shapes: bool = False
+    train_file: str = ""
+    dev_file: str = ""
+    test_file: str = ""
+    text_column: str = "text"
+    text_pair_column: str = ""
+    label_column: str = "label"
+    labels: Sequence[str] = ()
 
     def __post_init__(self):
         for name in ("max_seq_length", "doc_stride", "max_query_length", "max_qa_length",
@@ -117,6 +131,16 @@ class TaskDataConfig:
             require(value > 0, f"data.{name}", "positive", value)
         require(self.max_seq_length >= 8, "data.max_seq_length", "at least 8",
                self.max_seq_length)
+        require(not isinstance(self.labels, str), "data.labels", "a list of class names",
+                self.labels)
+        object.__setattr__(self, "labels", tuple(str(label) for label in self.labels))
+        require(len(set(self.labels)) == len(self.labels), "data.labels",
+                "distinct class names", list(self.labels))
+
+    @property
+    def has_own_files(self) -> bool:
+        """Whether the task reads the user's own files (`train_file`, ...)."""
+        return bool(self.train_file or self.dev_file or self.test_file)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,11 +171,14 @@ class FinetuneTrainConfig(TrainingLoopConfig):
 
 
 # Every task albert-finetune runs: the GLUE tasks (their readers and files:
-# `albert_tf.task_data.glue_table.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE, and
-# `classify` (a folder of `albert-data task` with its own labels).
+# `albert_tf.task_data.glue_table.GLUE_TASKS`, in this order), SQuAD v1.1 / v2.0, RACE,
+# `classify` (your own files, or a folder of `albert-data task` with its own labels) and
+# `regress` (your own files).
 GLUE_NAMES = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
 FOLDER_CLASSIFICATION = "classify"
-TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race", FOLDER_CLASSIFICATION)
+OWN_REGRESSION = "regress"
+OWN_FILE_TASKS = (FOLDER_CLASSIFICATION, OWN_REGRESSION)
+TASK_NAMES = GLUE_NAMES + ("squad_v1", "squad_v2", "race") + OWN_FILE_TASKS
 SQUAD_V2_HEADS = ("answerability", "cls")
 
 
@@ -218,6 +245,18 @@ class FinetuneConfig:
         require(self.optimizer.warmup_steps < self.train.train_steps, "optimizer.warmup_steps",
                f"below train.train_steps ({self.train.train_steps})",
                self.optimizer.warmup_steps)
+        self._check_own_files()
+
+    def _check_own_files(self) -> None:
+        """Files only for the tasks that read them (the run checks that both the training and
+        the dev file are given: a recipe YAML names neither)."""
+        data = self.data
+        for name in ("train_file", "dev_file", "test_file"):
+            require(not getattr(data, name) or self.task in OWN_FILE_TASKS, f"data.{name}",
+                    f"given only for the tasks {' and '.join(OWN_FILE_TASKS)} (task "
+                    f"{self.task} reads its folder, data.data_dir)", getattr(data, name))
+        require(not data.labels or self.task == FOLDER_CLASSIFICATION, "data.labels",
+                "given only for classify on your own files", list(data.labels))
 
     def to_dict(self) -> dict[str, Any]:
         return plain_dict(self)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.config.precision import PRECISION_POLICIES
-from albert_tf.config.schema import require, require_positive
+from albert_tf.config.precision import PRECISION_SETTINGS
+from albert_tf.config.schema import require, require_one_of, require_positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +27,10 @@ class TrainingLoopConfig:
             CPU trains run as fast or faster without it and each new batch shape costs
             seconds of compilation (`loop.distribute.resolve_jit_compile`); TPUs compile
             with XLA whatever it says.
-        precision: `float32`, `mixed_float16` (GPU) or `mixed_bfloat16` (TPU, recent CPUs).
+        precision: `auto` (the policy the device runs fastest for the model's size:
+            `albert_tf.config.precision`), `float32`, `mixed_float16` (GPU) or
+            `mixed_bfloat16` (TPU, GPU, CPUs with AVX512-BF16 or AMX). Variables stay
+            float32 under every policy.
         seed: weight initialization, dropout and data order.
         log_every_steps: steps between TensorBoard scalars.
         verbose: Keras progress output (0 silent, 1 progress bar, 2 one line per epoch).
@@ -39,7 +42,7 @@ class TrainingLoopConfig:
     train_steps: int = 1000
     steps_per_execution: int = 1
     jit_compile: bool | None = None
-    precision: str = "float32"
+    precision: str = "auto"
     seed: int = 12345
     log_every_steps: int = 100
     verbose: int = 1
@@ -48,8 +51,7 @@ class TrainingLoopConfig:
         require_positive("train", self, ("global_batch_size", "gradient_accumulation_steps",
                                          "train_steps", "steps_per_execution",
                                          "log_every_steps"))
-        require(self.precision in PRECISION_POLICIES, "train.precision",
-                f"one of {', '.join(PRECISION_POLICIES)}", self.precision)
+        require_one_of(self.precision, PRECISION_SETTINGS, "train.precision")
 
     def require_multiple_of_execution(self, name: str) -> None:
         """Field `name` must be a whole number of `steps_per_execution` calls."""

@@ -1,6 +1,6 @@
 """The pretraining run's configuration: one dataclass per concern, read from YAML + overrides.
 
-A run's YAML has eight sections and one top-level field:
+A run's YAML has seven sections and one top-level field:
 
 ```yaml
 model: {preset: tiny, hidden_dropout: 0.0}   # a preset and/or AlbertConfig fields
@@ -11,7 +11,6 @@ init: {mlm_output_bias: unigram}             # how the weights start: a checkpoi
 train: {model_dir: runs/x, global_batch_size: 4096, train_steps: 125000, ...}
 distribution: {strategy: tpu}
 tokenizer: {spm_model: ..., checksum: ..., lower_case: true}   # filled from the shards
-downstream_check: {task_dir: tasks/bbc-news}  # after training: pretrained vs random start
 ```
 
 `--override train.train_steps=100` changes one field; an unknown section or field is a
@@ -198,33 +197,6 @@ class TokenizerConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class DownstreamCheckConfig:
-    """A fine-tuning check at the end of `albert-pretrain`: is the pretrained encoder a better
-    start than a random one of the same sizes? (`albert_tf.comparison.check`)
-
-    Attributes:
-        task_dir: a task folder `albert-data task` wrote (e.g. bbc-news); empty: no check. A
-            folder that does not exist is skipped with a note saying how to make it.
-        train_steps: fine-tuning steps of each start (the small-model recipe otherwise).
-        seed: the first fine-tuning seed; both starts run the same seeds.
-        num_seeds: seeds per start (`seed`, `seed + 1`, ...): the gain is paired by seed
-            and its 95% interval needs two or more.
-    """
-
-    task_dir: str = ""
-    train_steps: int = 300
-    seed: int = 1
-    num_seeds: int = 3
-
-    def __post_init__(self):
-        require_positive("downstream_check", self, ("train_steps", "num_seeds"))
-
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        return tuple(range(self.seed, self.seed + self.num_seeds))
-
-
-@dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     """Everything one pretraining run needs."""
 
@@ -236,8 +208,6 @@ class PretrainConfig:
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     distribution: DistributionConfig = dataclasses.field(default_factory=DistributionConfig)
     tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
-    downstream_check: DownstreamCheckConfig = dataclasses.field(
-        default_factory=DownstreamCheckConfig)
 
     def __post_init__(self):
         require_one_of(self.sentence_objective, SENTENCE_OBJECTIVES, "sentence_objective")
@@ -275,8 +245,15 @@ def model_config_from_mapping(model: Mapping[str, Any] | str, source: str) -> Al
                                   source)
 
 
+# Sections a run folder's config.yaml may hold from an earlier version, read and dropped:
+# `downstream_check` (the fine-tuning check that albert-pretrain ran after training; it is
+# `albert-experiment check` now, and never changed what a run trained).
+RETIRED_SECTIONS = ("downstream_check",)
+
+
 def pretrain_config_from_mapping(mapping: Mapping[str, Any], source: str) -> PretrainConfig:
-    return dataclass_from_mapping(PretrainConfig, _resolve_model_section(dict(mapping), source),
+    current = {key: value for key, value in mapping.items() if key not in RETIRED_SECTIONS}
+    return dataclass_from_mapping(PretrainConfig, _resolve_model_section(current, source),
                                   source)
 
 

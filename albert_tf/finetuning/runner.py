@@ -6,6 +6,7 @@ A run's folder (`train.model_dir`):
     finetune.yaml        the resolved run config (tokenizer path and casing included)
     model_config.yaml    the encoder config with the fine-tuning dropout
     <name>.model         the SentencePiece model, so the folder exports on its own
+    precision.json       the policy `train.precision` resolved to at each start, and why
     features/            converted features cached as TFRecords (data.cache_dir)
     best/ckpt-N          encoder + head weights of the best dev evaluation; best.json
     eval_history.jsonl   every dev evaluation; eval_results.json: the best model's scores
@@ -58,6 +59,7 @@ from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
 from albert_tf.loop.finite import StopAtNonFiniteLoss
 from albert_tf.loop.optimization import create_optimizer
+from albert_tf.loop.precision import run_precision
 from albert_tf.loop.step_callbacks import TrainingScalars
 from albert_tf.task_data.examples import TaskDataError
 from albert_tf.tokenization import AlbertTokenizer
@@ -210,6 +212,8 @@ def _training_data(strategy, config: FinetuneConfig, task, features, start_step:
 def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     """Fine-tunes (or resumes, or finds finished) the run `config` describes, holding its
     folder meanwhile (`same_run.finetuning_folder`)."""
+    task = get_task(config)
+    config = task.check_inputs()  # the user's own files: all read and checked before any write
     results_path = os.path.join(config.train.model_dir, RESULTS_FILE)
     if os.path.exists(results_path):
         with finetuning_folder(config):  # the same run's, or an error naming what differs
@@ -221,7 +225,6 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
-    task = get_task(config)
     pretrained = load_pretrained_encoder(config)
     with finetuning_folder(config):
         return _train(config, strategy, jit_compile, task, pretrained)
@@ -242,7 +245,10 @@ def _train(config, strategy, jit_compile, task, pretrained) -> FinetuneResult:
                             f"(looked for {', '.join(task.source_files(task.eval_splits[0]))})")
     dev = {split: prepare(split) for split in task.eval_splits if task.has_split(split)}
     tf_keras.utils.set_random_seed(config.train.seed)
-    with precision_policy(config.train.precision):
+    policy = run_precision("albert-finetune", config, strategy, pretrained.config.hidden_size,
+                           jit_compile, backup_step(os.path.join(model_dir, "backup"),
+                                                    config.train.eval_every_steps))
+    with precision_policy(policy):
         with strategy.scope():
             model = build_task_model(task, pretrained, train.features)
             if config.model.head_bias_prior:

@@ -23,15 +23,17 @@ from typing import Any, Iterator, Mapping
 from albert_tf.config.schema import ConfigError, load_yaml_mapping
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
 from albert_tf.io.owned_folder import owned_folder, settings_without
+from albert_tf.loop.precision import PRECISION_FILE
 
 COMMAND = "albert-finetune"
 # What albert-finetune writes in its folder (runner.py's docstring shows the layout).
 OWN_FILES = (FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE, "*.model", "features", "best",
              "best.json", "eval_history.jsonl", "eval_results.json", "predictions", "backup",
-             "tensorboard")
+             "tensorboard", PRECISION_FILE)
 NOT_COMPARED = {
     "model": ("init_checkpoint", "spm_model", "config", "lower_case"),
-    "data": ("data_dir", "cache_dir", "static_shapes", "pad_to_multiple_of"),
+    "data": ("data_dir", "train_file", "dev_file", "test_file", "cache_dir", "static_shapes",
+             "pad_to_multiple_of"),
     "train": ("model_dir", "verbose", "log_every_steps", "eval_batch_size",
               "steps_per_execution", "jit_compile", "gradient_accumulation_steps"),
     "distribution": None,  # the whole section

@@ -3,207 +3,39 @@ and its leaderboard files.
 
     GLUE (`cola sst2 mrpc stsb qqp mnli qnli rte wnli`): `[CLS] a [SEP] (b [SEP])`, a head on
         the pooled output; MNLI is evaluated on matched (the kept score) and mismatched dev,
-        and predicts test matched, mismatched and the AX diagnostic set.
+        and predicts test matched, mismatched and the AX diagnostic set (`glue_task`).
     `squad_v1`, `squad_v2`: `[CLS] question [SEP] context window [SEP]`, start/end logits.
     `race`: `[CLS] passage [SEP] question+option [SEP]` for each of the four options.
+    `classify`, `regress` on your own files (`own_files`); `classify` also reads a task
+        folder of `albert-data task` with its labels in source.json.
 """
 
 from __future__ import annotations
 
-import abc
 import math
 import os
-from typing import Any, Sequence
 
 import numpy as np
 
 from albert_tf.config import ConfigError
-from albert_tf.config.finetuning import FOLDER_CLASSIFICATION, GLUE_NAMES, TASK_NAMES  # noqa: F401
-from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.config.finetuning import (  # noqa: F401
+    FOLDER_CLASSIFICATION,
+    GLUE_NAMES,
+    OWN_FILE_TASKS,
+    TASK_NAMES,
+)
+from albert_tf.finetuning.glue_task import GlueTask
+from albert_tf.finetuning.own_files import OwnFilesTask
+from albert_tf.finetuning.task_base import FinetuneTask, pack_pairs  # noqa: F401
 from albert_tf.models.task_models import (
     AlbertAnswerabilitySpanLabeler,
-    AlbertClassifier,
     AlbertMultipleChoice,
     AlbertSpanLabeler,
 )
-from albert_tf.task_data import glue, metrics, race, squad, squad_evaluation, squad_postprocess
+from albert_tf.task_data import race, squad, squad_evaluation, squad_postprocess
 from albert_tf.task_data.examples import TaskDataError
 from albert_tf.task_data.glue_table import folder_classification_task
-from albert_tf.tokenization import AlbertTokenizer, truncate_pair
-
-
-def pack_pairs(tokenizer: AlbertTokenizer, first: Sequence[Sequence[int]],
-               second: Sequence[Sequence[int]] | None, max_seq_length: int
-               ) -> dict[str, np.ndarray]:
-    """Encoder inputs `(N, max_seq_length)` for rows of ids: `[CLS] a [SEP] (b [SEP])`,
-    truncated as the original did and zero-padded to `max_seq_length`."""
-    arrays = {name: np.zeros((len(first), max_seq_length), np.int32) for name in INPUT_NAMES}
-    chunk = 4096  # `pack` pads to a chunk's longest row; copy chunks into the full width
-    for begin in range(0, len(first), chunk):
-        rows = slice(begin, begin + chunk)
-        packed = tokenizer.pack(first[rows], None if second is None else second[rows],
-                                max_seq_length)
-        for name in INPUT_NAMES:
-            arrays[name][rows, :packed[name].shape[1]] = packed[name]
-    return arrays
-
-
-class FinetuneTask(abc.ABC):
-    """The contract the runner uses; see the subclasses."""
-
-    kind = ""
-    labels: tuple[str, ...] | None = None  # a classification's class names, by index
-    primary_metric = ""
-    label_features: tuple[str, ...] = ()
-    eval_splits: tuple[str, ...] = ("dev",)
-    predict_splits: tuple[str, ...] = ("test",)
-    trims_eval_batches = True  # outputs do not depend on the padded length
-    writes_dev_predictions = True  # GLUE leaderboards take test files only
-
-    def __init__(self, name: str, config):
-        self.name = name
-        self.config = config
-
-    @property
-    def data_dir(self) -> str:
-        return self.config.data.data_dir
-
-    def has_split(self, split: str) -> bool:
-        return all(os.path.exists(path) for path in self.source_files(split))
-
-    @abc.abstractmethod
-    def source_files(self, split: str) -> list[str]:
-        """The files (or folders) `split` is read from; their bytes key the feature cache."""
-
-    @abc.abstractmethod
-    def read(self, split: str) -> list:
-        """The split's examples (`albert_tf.task_data.examples` records)."""
-
-    @abc.abstractmethod
-    def convert(self, examples: list, tokenizer: AlbertTokenizer,
-                is_training: bool) -> dict[str, np.ndarray]:
-        """Model features for `examples`: equally long numpy arrays, one row per example
-        (per window for SQuAD), the encoder inputs padded to `max_seq_length`."""
-
-    @abc.abstractmethod
-    def build_model(self, model_config):
-        """The task model on an encoder of `model_config`."""
-
-    @abc.abstractmethod
-    def evaluate(self, examples: list, features: dict[str, np.ndarray],
-                 outputs: dict[str, np.ndarray]) -> dict[str, float]:
-        """The task's dev metrics from the model outputs on `features` (the one
-        `primary_metric` names picks the best checkpoint)."""
-
-    @abc.abstractmethod
-    def write_predictions(self, split: str, examples: list, features: dict[str, np.ndarray],
-                          outputs: dict[str, np.ndarray], output_dir: str) -> list[str]:
-        """Writes the split's prediction files into `output_dir`; returns their paths."""
-
-    def has_labels(self, split: str) -> bool:
-        """Whether `split`, one of `predict_splits`, comes with gold labels to score it on
-        (a task folder's test labels); the dev splits always do."""
-        return False
-
-    def constant_score(self, examples: list, features: dict[str, np.ndarray]) -> float | None:
-        """The best `primary_metric` a model that gives every example the same answer reaches
-        on a labelled split (the majority class's share for accuracy); None where no such
-        floor is defined (span tasks). A fine-tune scoring within a point of it has learned
-        nothing (`albert_tf.finetuning.stuck`)."""
-        return None
-
-    @property
-    def model_features(self) -> tuple[str, ...]:
-        return INPUT_NAMES + self.label_features
-
-    def conversion_settings(self) -> dict[str, Any]:
-        return {"max_seq_length": self.config.data.max_seq_length}
-
-
-class GlueTask(FinetuneTask):
-    """A GLUE task from its TSV folder (`albert_tf.task_data.glue`)."""
-
-    label_features = ("label",)
-    writes_dev_predictions = False
-
-    def __init__(self, name: str, config, spec: glue.GlueTask | None = None):
-        super().__init__(name, config)
-        self.spec = spec or glue.GLUE_TASKS[name]
-        self.kind = "regression" if self.spec.is_regression else "classification"
-        self.labels = self.spec.labels or None
-        self.primary_metric = self.spec.metrics[0]  # what picks the best checkpoint
-        if name == "mnli":
-            self.eval_splits = ("dev", "dev_mismatched")
-            self.predict_splits = ("test", "test_mismatched", "ax")
-
-    def source_files(self, split: str) -> list[str]:
-        files = [glue.split_file(self.spec, self.data_dir, split)]
-        if self.has_labels(split):  # the labels are part of the converted features
-            files.append(glue.test_labels_path(self.data_dir))
-        return files
-
-    def has_split(self, split: str) -> bool:
-        return split in glue.available_splits(self.spec, self.data_dir)
-
-    def has_labels(self, split: str) -> bool:
-        return split == "test" and glue.test_labels_path(self.data_dir) is not None
-
-    def read(self, split: str) -> list:
-        if self.has_labels(split):
-            return glue.read_labelled_test(self.spec, self.data_dir)
-        return glue.read_glue(self.spec, self.data_dir, split)
-
-    def constant_score(self, examples, features):
-        labels, count = features["label"], len(features["label"])
-        if self.spec.is_regression:
-            answers = [{"predictions": np.full(count, float(np.mean(labels)), np.float32)}]
-        else:
-            answers = [{"logits": np.tile(np.eye(len(self.spec.labels), dtype=np.float32)[
-                label], (count, 1))} for label in range(len(self.spec.labels))]
-        return max(self.evaluate(examples, features, outputs)[self.primary_metric]
-                   for outputs in answers)
-
-    def convert(self, examples, tokenizer, is_training):
-        first = tokenizer.encode_batch([example.text_a for example in examples])
-        second = None
-        if examples and examples[0].text_b is not None:
-            second = tokenizer.encode_batch([example.text_b or "" for example in examples])
-        arrays = pack_pairs(tokenizer, first, second, self.config.data.max_seq_length)
-        if self.spec.is_regression:
-            arrays["label"] = np.array([example.label or 0.0 for example in examples],
-                                       np.float32)
-        else:
-            arrays["label"] = np.array(
-                [0 if example.label is None else self.spec.labels.index(example.label)
-                 for example in examples], np.int32)
-        return arrays
-
-    def build_model(self, model_config):
-        classes = 1 if self.spec.is_regression else len(self.spec.labels)
-        return AlbertClassifier(model_config, classes, self.config.model.classifier_dropout,
-                                self.config.model.pooling)
-
-    def _predicted(self, outputs):
-        if self.spec.is_regression:
-            return outputs["predictions"]
-        return np.argmax(outputs["logits"], -1)
-
-    def evaluate(self, examples, features, outputs):
-        """The task's leaderboard metrics (`GlueTask.metrics`), plus accuracy for the
-        classification tasks and the mean squared error for STS-B."""
-        predicted, labels = self._predicted(outputs), features["label"]
-        extra = ("mse",) if self.spec.is_regression else ("accuracy",)
-        scores = {}
-        for name in dict.fromkeys(self.spec.metrics + extra):
-            if name == "mse":
-                scores[name] = float(np.mean((labels - predicted) ** 2))
-            else:
-                scores[name] = getattr(metrics, name)(labels, predicted)
-        return scores
-
-    def write_predictions(self, split, examples, features, outputs, output_dir):
-        return [glue.write_glue_predictions(self.spec, split, examples,
-                                            list(self._predicted(outputs)), output_dir)]
+from albert_tf.tokenization import truncate_pair
 
 
 class SquadTask(FinetuneTask):
@@ -368,6 +200,9 @@ def get_task(config) -> FinetuneTask:
         return SquadTask(config.task, config)
     if config.task == "race":
         return RaceTask(config.task, config)
+    if config.task in OWN_FILE_TASKS and (config.data.has_own_files
+                                          or config.task != FOLDER_CLASSIFICATION):
+        return OwnFilesTask(config.task, config)
     if config.task == FOLDER_CLASSIFICATION:
         return GlueTask(config.task, config,
                         folder_classification_task(config.data.data_dir))

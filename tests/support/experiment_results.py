@@ -1,4 +1,4 @@
-"""Made-up experiment results for the `albert_experiments` tests: a variant's per-seed
+"""Made-up experiment results for the `albert_lab.ablations` tests: a variant's per-seed
 downstream scores, a variant's sentence accuracies, two models' held-out outcomes."""
 
 import numpy as np

@@ -1,5 +1,5 @@
 """A micro table file and the parameter count of an ALBERT by hand, for the
-`albert_experiments` tests."""
+`albert_lab.ablations` tests."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""Where the repository is, for tests that read its configs, benchmarks or source."""
+"""Where the repository is, for tests that read its configs, results, scripts or source."""
 
 import contextlib
 import importlib.util

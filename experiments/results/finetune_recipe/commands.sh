@@ -22,5 +22,5 @@ for correction in false true; do
       --model_dir runs/check_recipe/bias_correction_$correction/seed$seed
   done
 done
-$B/python experiments/finetune_recipe/stuck_anatomy.py runs/check_recipe \
+$B/python -m albert_lab.studies.finetune_recipe.stuck_anatomy runs/check_recipe \
   --output experiments/results/finetune_recipe/anatomy_check.json

@@ -30,8 +30,10 @@ from export_cases import (
 
 from albert_tf.checkpoints.original import build_model
 from albert_tf.cli.export import main as export_main
+from albert_tf.config import precision as precision_rule
 from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
+from albert_tf.io import machine
 
 
 @pytest.fixture(scope="module")
@@ -263,6 +265,27 @@ def test_cli_exports_one_checkpoint_without_the_head(model_folder, tmp_path):
     facts = json.loads((output / "assets.extra" / "albert_export.json").read_text())
     assert facts["global_step"] == 7 and facts["options"]["max_seq_length"] == 16
     assert "fill_mask" not in facts["signatures"]
+
+
+@pytest.mark.parametrize("flags, policy", [("avx2 avx512f avx512_bf16", "mixed_bfloat16"),
+                                           ("avx2 fma", "float32")])
+def test_cli_precision_auto_resolves_for_this_cpu(model_folder, tmp_path, monkeypatch, capsys,
+                                                  flags, policy):
+    """auto as `train.precision` picks it (the size rule lowered to this model's 32): the
+    model is built under that policy, its outputs stay float32."""
+    (tmp_path / "cpuinfo").write_text(f"model name\t: Made-up CPU\nflags\t\t: {flags}\n")
+    monkeypatch.setattr(machine, "CPUINFO", str(tmp_path / "cpuinfo"))
+    monkeypatch.setattr(precision_rule, "CPU_BFLOAT16_MIN_HIDDEN_SIZE", 32)
+    output = tmp_path / "auto"
+    assert export_main(["--checkpoint", str(model_folder), "--output", str(output),
+                        "--encoder_only", "--max_seq_length", "16", "--precision", "auto"]) == 0
+    assert f"albert-export: precision auto -> {policy} (" in capsys.readouterr().out
+    facts = json.loads((output / "assets.extra" / "albert_export.json").read_text())
+    assert facts["precision"] == policy
+    served = load_saved_model(str(output)).signatures["serving_default"]
+    outputs = served(text=tf.constant(["a short text"]))
+    assert {tensor.dtype for tensor in outputs.values() if tensor.dtype.is_floating} == {
+        tf.float32}
 
 
 def test_cli_errors_leave_nothing_behind(model_folder, tmp_path, capsys):

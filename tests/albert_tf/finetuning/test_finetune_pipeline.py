@@ -98,7 +98,7 @@ def test_training_order_is_a_function_of_the_seed_and_skipping_resumes_it(tmp_pa
 
 def test_task_names_and_recipes_agree():
     assert set(TASK_NAMES) == {"cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte",
-                               "wnli", "squad_v1", "squad_v2", "race", "classify"}
+                               "wnli", "squad_v1", "squad_v2", "race", "classify", "regress"}
     folder = os.path.join(REPOSITORY, "configs", "finetune")
     for name in TASK_NAMES:
         config = load_finetune_config(os.path.join(folder, f"{name}.yaml"))

@@ -63,6 +63,18 @@ def test_another_recipe_is_an_error_naming_each_field(tmp_path, recorded):
     assert "-> 0.5" in message and "-> 7" in message
 
 
+def test_precision_is_compared_as_written_not_as_resolved(tmp_path):
+    """A run made with `auto` on a CPU that resolved it to bfloat16 continues with `auto` on
+    any machine; asked for with a written policy, it is refused."""
+    _store(tmp_path / "run", _config(tmp_path / "run").to_dict())
+    (tmp_path / "run" / "precision.json").write_text(
+        '{"setting": "auto", "starts": [{"start_step": 0, "policy": "mixed_bfloat16"}]}')
+    assert _config(tmp_path / "run").train.precision == "auto"
+    _enter(_config(tmp_path / "run"))
+    with pytest.raises(FolderError, match="train.precision: 'auto' -> 'mixed_bfloat16'"):
+        _enter(_config(tmp_path / "run", "train.precision=mixed_bfloat16"))
+
+
 @pytest.mark.parametrize("text, expected", [
     ("- a list\n", r"finetune\.yaml: the top level must be a mapping of field: value, got list"),
     ("model: {vocab_size: 3\ntrain: [\n",  # line 2: a key inside the open brace

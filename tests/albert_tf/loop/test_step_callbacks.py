@@ -29,7 +29,7 @@ class _Clocks:
 
 def test_training_scalars_log_steps_examples_and_the_share_of_the_cpus_used(tmp_path,
                                                                             monkeypatch):
-    from albert_experiments.curves import read_scalars, run_curves
+    from albert_lab.ablations.curves import read_scalars, run_curves
     clocks = _Clocks(step_callbacks.usable_cpus())
     monkeypatch.setattr(step_callbacks, "time", clocks)
     model = tf_keras.Sequential([tf_keras.layers.Dense(1, input_shape=(3,))])

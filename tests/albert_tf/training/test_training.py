@@ -21,7 +21,9 @@ from repository import REPOSITORY
 
 from albert_tf.cli.evaluate import main as eval_main
 from albert_tf.cli.pretrain import main as pretrain_main
+from albert_tf.config import precision as precision_rule
 from albert_tf.config.pretraining import pretrain_config_from_mapping
+from albert_tf.io import machine
 from albert_tf.records.tfrecord import read_records
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 from data_prep.cli import main as data_main
@@ -328,9 +330,18 @@ def test_config_sections_and_presets(tmp_path):
                 recipe.optimizer.warmup_steps) == (4096, 512, 0.00176, 125_000, 3125)
 
 
-@pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
-def test_mixed_precision_runs_train_and_eval(shards, tmp_path, precision):
-    """The TPU (bf16) and GPU (fp16, with loss scaling) policies run the same path on CPU."""
+@pytest.mark.parametrize("precision, flags, policy", [
+    ("mixed_float16", "avx2 fma", "mixed_float16"),  # as set; a GPU's, with loss scaling
+    ("auto", "avx2 avx512f avx512_bf16", "mixed_bfloat16"),  # the size rule lowered to 32:
+    # as a TPU's and a base-size model's on this CPU
+    ("auto", "avx2 fma avx512f", "float32"),  # nothing changes on a CPU without the flags
+])
+def test_each_precision_trains_and_evaluates_with_float32_variables(
+        shards, tmp_path, monkeypatch, precision, flags, policy):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"model name\t: Made-up CPU\nflags\t\t: {flags}\n")
+    monkeypatch.setattr(machine, "CPUINFO", str(cpuinfo))
+    monkeypatch.setattr(precision_rule, "CPU_BFLOAT16_MIN_HIDDEN_SIZE", 32)
     mapping = run_mapping(shards, tmp_path / "run", train_steps=4, steps_per_epoch=2,
                           steps_per_execution=2, backup_every_steps=2, eval_steps=1,
                           precision=precision, jit_compile=False)
@@ -339,6 +350,14 @@ def test_mixed_precision_runs_train_and_eval(shards, tmp_path, precision):
     assert result.final_step == 4
     assert np.isfinite(result.eval_metrics["loss"])
     assert tf_keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
+    recorded = json.loads((tmp_path / "run" / "precision.json").read_text())
+    assert (recorded["setting"], recorded["starts"][0]["policy"]) == (precision, policy)
+    written = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert written["train"]["precision"] == precision  # as written, not as resolved
+    stored = tf.train.load_checkpoint(result.checkpoint).get_variable_to_dtype_map()
+    weights = {name: dtype for name, dtype in stored.items() if "/.ATTRIBUTES/" in name
+               and dtype.is_floating}
+    assert len(weights) > 20 and set(weights.values()) == {tf.float32}
 
 
 def test_a_run_writes_to_a_remote_model_dir(shards):

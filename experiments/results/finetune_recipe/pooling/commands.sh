@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../../../.."
 B=.venv/bin
 # The reference run: tiny_cpu.yaml at H 64 x 4 on the whole Debian prose corpus, 2,400 steps
 # (experiments/results/downstream/prose_full_8k/commands.sh makes the corpus and shards).
-$B/python experiments/recipe_study/study.py h64_l4 --pretrain_only
+$B/python -m albert_lab.studies.recipe_study h64_l4 --pretrain_only
 # Its pooled-[CLS] suite is experiments/results/recipe_study/shape_grid/h64_l4/downstream.json.
 $B/albert-experiment downstream runs/shape_grid/h64_l4/run --tasks_dir runs/tasks \
   --random_records experiments/results/recipe_study/random_starts --override model.pooling=mean
