@@ -147,7 +147,7 @@ def test_two_runs_started_on_one_folder_one_trains_and_one_is_refused(shards, tm
     assert first.returncode == 0, output[-3000:]
     assert "finished at step 4" in output
     assert sorted(os.listdir(folder)) == [RECORD_FILE, "backup", "checkpoints", "config.yaml",
-                                          "spm.model", "tensorboard"]
+                                          "precision.json", "spm.model", "tensorboard"]
     assert sorted(os.listdir(folder / "checkpoints")) == [
         "checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index",
         "ckpt-4.data-00000-of-00001", "ckpt-4.index"]
