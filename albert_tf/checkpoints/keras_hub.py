@@ -88,7 +88,7 @@ def save_keras_hub(model, output_dir: str, spm_model: str | None = None) -> str:
     if PROJECTION + "kernel" not in arrays:  # E = H: keras-hub projects anyway
         arrays[PROJECTION + "kernel"] = np.eye(encoder.config.hidden_size, dtype=np.float32)
         arrays[PROJECTION + "bias"] = np.zeros(encoder.config.hidden_size, np.float32)
-    with staged_folder(output_dir, run={"to": "keras_hub"}) as staging, \
+    with staged_folder(output_dir, "albert-convert", {"to": "keras_hub"}) as staging, \
             tempfile.TemporaryDirectory() as scratch:
         arrays_path = os.path.join(scratch, "arrays.npz")
         config_path = os.path.join(scratch, "config.json")

@@ -249,7 +249,7 @@ def save_original(model: AlbertEncoder | AlbertPretrainer, output_dir: str, glob
     config_json = to_original_config(model.config)
     arrays["global_step"] = np.asarray(global_step, np.int64)
     name = f"model.ckpt-{global_step}"
-    with staged_folder(output_dir, run={"to": "original"}) as staging:
+    with staged_folder(output_dir, "albert-convert", {"to": "original"}) as staging:
         write_name_based_checkpoint(os.path.join(staging, name), arrays)
         write_checkpoint_state(staging, name)
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:

@@ -22,7 +22,7 @@ def _check_new(output_dir: str) -> None:
 
 
 @contextlib.contextmanager
-def staged_folder(output_dir: str, command: str = "albert-convert",
+def staged_folder(output_dir: str, command: str,
                   run: Mapping[str, Any] | None = None) -> Iterator[str]:
     """Yields a temporary folder beside `output_dir` to write into; on success it becomes
     `output_dir`, on any error it is removed, so no half-written folder is ever left.

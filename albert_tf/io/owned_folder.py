@@ -46,6 +46,7 @@ import os
 import secrets
 import socket
 import sys
+import time
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from albert_tf.io import files
@@ -163,8 +164,6 @@ class FolderLock:
     def _wait_or_break(self) -> None:
         """Raises FolderError naming a live holder; removes a stale lock file; waits for one
         being written."""
-        import time
-
         holder = _read_holder(self.path)
         if holder is None:  # being written or removed just now: look again
             for _ in range(20):
@@ -274,7 +273,7 @@ def run_differences(stored: Mapping[str, Any], requested: Mapping[str, Any],
 
 def _short(value: Any, limit: int = 120) -> str:
     shown = repr(value)
-    return shown if len(shown) <= limit else shown[:limit - 5] + " ...]"
+    return shown if len(shown) <= limit else shown[:limit - 4] + " ..."
 
 
 def entries(folder: str) -> list[str]:
