@@ -15,6 +15,7 @@ import os
 from typing import Sequence
 
 from albert_tf.io import files
+from albert_tf.io.names import plain_name
 from albert_tf.io.processes import safe_import_path
 from albert_tf.records.tfrecord import write_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
@@ -48,6 +49,10 @@ def make_plan(inputs: Sequence[str], output_dir: str, spm_model: str, options: D
     resuming it (so a rerun with another worker count finds its shards), else
     `default_num_shards`.
     """
+    plain_name(prefix, "option prefix", DataPrepError)
+    if files.has_magic(prefix):
+        raise DataPrepError(f"option prefix: {prefix!r} holds a glob character (*, ? or [); "
+                            "the shards' names are matched by globs")
     sources = [*expand_inputs(list(inputs)), *tfds_sources]
     if not sources:
         raise DataPrepError("no inputs: pass text files or globs, or a TFDS dataset")

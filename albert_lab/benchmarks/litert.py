@@ -3,7 +3,8 @@ sequence, and a fine-tuned classifier's test accuracy per precision.
 
     python -m albert_lab.benchmarks.litert --speed albert_base          # one model size per run
     python -m albert_lab.benchmarks.litert --speed small
-    python -m albert_lab.benchmarks.litert --accuracy quickstart/bbc-news-run \\
+    python -m albert_lab.benchmarks.litert \\
+        --accuracy quickstart/run/downstream_check/pretrained/seed1 \\
         --task_dir quickstart/tasks/bbc-news
 
 Speed (`--speed`): an encoder with random weights (the numbers do not depend on them) is
@@ -49,7 +50,7 @@ from albert_tf.export.model_outputs import ids_specs, model_outputs
 from albert_tf.models.encoder import random_encoder_inputs
 
 LENGTHS = (32, 128, 512)
-RUNS = {32: 30, 128: 15, 512: 5}
+RUNS = {32: 30, 128: 15, 512: 3}
 SMALL = {"vocab_size": 1000, "embedding_size": 32, "hidden_size": 64, "num_layers": 4,
          "num_attention_heads": 4, "intermediate_size": 256, "max_position_embeddings": 512}
 

@@ -3,9 +3,10 @@
 A model folder holds `config.yaml` (the run config: the model section and the sentence
 objective are what loading needs), `checkpoints/ckpt-<step>` (a `tf.train.Checkpoint` with
 the model under `model`, the encoder under `model/encoder`) and, for converted models,
-`conversion.json` (where the weights came from, which heads they include) and the
-SentencePiece model. An encoder-only checkpoint (no pretraining heads in the source) is saved
-under the same `model/encoder` path, so the encoder of any folder loads the same way.
+`conversion.json` (where the weights came from, which heads they include, the SentencePiece
+model's name and checksum) and the SentencePiece model. An encoder-only checkpoint (no
+pretraining heads in the source) is saved under the same `model/encoder` path, so the encoder
+of any folder loads the same way.
 
 Loading compares the checkpoint with the model built from `config.yaml` first and reports every
 missing, unexpected or mis-shaped variable (`reading.restore_checked`).
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from typing import Any, Mapping
 
 import tensorflow as tf
@@ -28,8 +28,11 @@ from albert_tf.config import ConfigError
 from albert_tf.config.pretraining import DataConfig, PretrainConfig, pretrain_config_from_mapping
 from albert_tf.config.run_folder import CONFIG_FILE, CONVERSION_FILE, checkpoint_name, run_folders
 from albert_tf.config.schema import parse_yaml
+from albert_tf.io.names import plain_name
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer, built_pretrainer
+from albert_tf.text.options import DataPrepError
+from albert_tf.text.vocabulary import check_model_file
 
 _HEAD_KEYS = (r"^model/(masked_lm|sentence_head|_trackers)/",)
 
@@ -74,18 +77,38 @@ def conversion_facts(model_dir: str) -> dict[str, Any]:
 def folder_tokenizer(model_dir: str) -> tuple[str | None, bool | None]:
     """(path of the folder's SentencePiece model or None, its lower-casing or None): from
     `conversion.json` for a converted folder, else from the run's `tokenizer` section (the
-    copy albert-pretrain keeps beside config.yaml)."""
+    copy albert-pretrain keeps beside config.yaml).
+
+    The file is checked before anyone reads or copies it: a name must be a file of the
+    folder (a run may also record the absolute path of a model it could not copy), its
+    checksum the one recorded beside the name (`spm_checksum`, `tokenizer.checksum`), and it
+    must parse as an ALBERT SentencePiece model; a folder converted before checksums were
+    recorded is checked for the model's vocabulary size instead. Raises CheckpointError."""
     facts = conversion_facts(model_dir)
+    config = load_run_config(model_dir)
     if facts.get("spm_model"):
-        name, lower_case = facts["spm_model"], facts.get("lower_case")
+        where = os.path.join(model_dir, CONVERSION_FILE)
+        name = plain_name(facts["spm_model"], f"{where}: spm_model", CheckpointError)
+        recorded, lower_case = facts.get("spm_checksum"), facts.get("lower_case")
     else:  # a run folder: its tokenizer section, when the run filled it
-        tokenizer = load_run_config(model_dir).tokenizer
-        name = tokenizer.spm_model
+        where = f"{os.path.join(model_dir, CONFIG_FILE)} (tokenizer section)"
+        tokenizer = config.tokenizer
+        name, recorded = tokenizer.spm_model, tokenizer.checksum
         lower_case = tokenizer.lower_case if tokenizer.checksum else facts.get("lower_case")
+        if name and not (os.path.isabs(name) or "://" in name):
+            plain_name(name, f"{where}: spm_model", CheckpointError)
     if not name:
         return None, lower_case
     path = name if os.path.isabs(name) or "://" in name else os.path.join(model_dir, name)
-    return (path if tf.io.gfile.exists(path) else None), lower_case
+    if not tf.io.gfile.exists(path):
+        return None, lower_case
+    with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+    try:
+        check_model_file(data, path, recorded or None, where, config.model.vocab_size)
+    except DataPrepError as error:
+        raise CheckpointError(str(error)) from None
+    return path, lower_case
 
 
 def latest_checkpoint(model_dir: str, checkpoint: str | None = None) -> str:
@@ -174,7 +197,15 @@ def save_model_folder(model: AlbertEncoder | AlbertPretrainer, output_dir: str,
                  "masked_lm_head": isinstance(model, AlbertPretrainer),
                  "sentence_objective": objective}
         if spm_model:
-            shutil.copyfile(spm_model, os.path.join(staging, os.path.basename(spm_model)))
+            with open(spm_model, "rb") as f:
+                data = f.read()
+            try:  # parsed before it is copied; its checksum recorded beside its name
+                facts["spm_checksum"] = check_model_file(data, spm_model, None,
+                                                         "the model folder's spm_model")
+            except DataPrepError as error:
+                raise CheckpointError(str(error)) from None
+            with open(os.path.join(staging, os.path.basename(spm_model)), "wb") as f:
+                f.write(data)
             facts["spm_model"] = os.path.basename(spm_model)
         with open(os.path.join(staging, CONVERSION_FILE), "w", encoding="utf-8") as f:
             json.dump(facts, f, indent=2)

@@ -237,13 +237,13 @@ def _check_format_flags(args) -> None:
 
     if args.format != "tflite" and (args.quantize != "none" or args.representative_data):
         raise ExportError("--quantize and --representative_data are for --format tflite")
-    if args.format == "tflite" and args.precision != "float32":
-        raise ExportError(f"--precision {args.precision}: LiteRT files are made from the "
-                          f"float32 model; choose their precision with --quantize (float16, "
-                          f"dynamic_int8, int8)")
-    if args.format == "onnx" and args.precision != "float32":
-        raise ExportError(f"--precision {args.precision}: the ONNX export converts the float32 "
-                          f"model")
+    # A mixed policy would put bfloat16/float16 compute into the converted graph; LiteRT
+    # chooses its precision by quantizing the float32 model instead.
+    if args.format in ("tflite", "onnx") and args.precision.startswith("mixed"):
+        advice = ("; choose their precision with --quantize (float16, dynamic_int8, int8)"
+                  if args.format == "tflite" else "")
+        raise ExportError(f"--precision {args.precision}: {args.format} files are made from "
+                          f"the float32 model{advice}")
     if args.format == "tflite" and (args.quantize == "int8") != bool(args.representative_data):
         raise ExportError("--quantize int8 needs --representative_data (pretraining shards or "
                           "a task folder to calibrate on), and only it reads one")

@@ -27,7 +27,8 @@ def masked_mean(sequence: tf.Tensor, input_mask: tf.Tensor) -> tf.Tensor:
         `(batch_size, hidden_size)` in `sequence`'s dtype (summed in float32, so a long
         sequence cannot overflow float16); zeros for a row without a real piece.
     """
-    mask = tf.cast(input_mask, tf.float32)[..., None]
+    # expand_dims, not `[..., None]`: LiteRT has no kernel for that strided slice.
+    mask = tf.expand_dims(tf.cast(input_mask, tf.float32), -1)
     total = tf.reduce_sum(tf.cast(sequence, tf.float32) * mask, axis=1)
     return tf.cast(total / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0), sequence.dtype)
 

@@ -9,8 +9,9 @@ collectives (no extra port, no shared folder), and refuses the run on every work
 differs from the chief's, naming each differing field. A worker whose own checks failed sends
 its error instead, so its peers stop with it rather than wait for it in the first all-reduce.
 
-When a peer dies in the middle of training, TensorFlow aborts the collectives (its health
-check, or the failed transfer to the dead peer) and `fit` raises `UnavailableError` or a
+When a peer dies in the middle of training, TensorFlow aborts the collectives (its
+coordination service reports the crashed task, about 10 s after the death on localhost; the
+strategy's health check, every 30 s, would too) and `fit` raises `UnavailableError` or a
 similar low-level error; `peer_loss_reported` turns that into `PeerLostError`, which says a
 peer is gone and how to resume (start every worker again with the same command: the run
 resumes from its backup).

@@ -337,6 +337,18 @@ def test_cli_reports_errors_by_name(tmp_path, capsys):
     assert "none.model" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("prefix, message", [
+    ("../outside", "option prefix: '../outside' is not a plain file name"),
+    ("/tmp/x", "option prefix: '/tmp/x' is not a plain file name"),
+    ("tr*", "option prefix: 'tr*' holds a glob character"),
+])
+def test_a_prefix_that_would_leave_the_output_folder_is_refused(corpus, spm_model, tmp_path,
+                                                               capsys, prefix, message):
+    assert _cli_build(corpus, spm_model, tmp_path / "out", "--prefix", prefix) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and sorted(os.listdir(tmp_path)) == []
+
+
 @pytest.mark.slow
 def test_tfds_datasets_are_read_as_documents(spm_model, tmp_path):
     pytest.importorskip("tensorflow_datasets")

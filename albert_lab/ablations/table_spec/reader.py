@@ -50,8 +50,19 @@ NOT_RUN_KEY = "not_run_at"
 
 
 def table_name(document: Mapping[str, Any], source: str) -> str:
-    """A table file's name: its `name`, else the file's name without `.yaml`."""
-    return str(document.get("name") or os.path.splitext(os.path.basename(source))[0])
+    """A table file's name: its `name`, else the file's name without `.yaml`; it names the
+    table's results and work folders, so it must be a folder-safe name."""
+    name = document.get("name") or os.path.splitext(os.path.basename(source))[0]
+    return folder_safe(name, f"{source}: 'name'")
+
+
+def folder_safe(name: object, where: str) -> str:
+    """`name` if it is a folder-safe name (letters, digits, - and _): one name that stays
+    inside the folder it names a file or folder in."""
+    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+        raise ExperimentError(f"{where} must be a folder-safe name (letters, digits, - and _), "
+                              f"got {name!r}")
+    return name
 
 
 def not_run_reasons(document: Mapping[str, Any], source: str) -> dict[str, str]:
@@ -207,7 +218,8 @@ def _sources(value, where: str) -> tuple[CorpusSource, ...]:
         if not item.get("name") or not files["train_files"]:
             raise ExperimentError(f"{here}: a source of your own needs 'name' and "
                                   f"'train_files' (and 'heldout_files' if it is evaluated on)")
-        sources.append(CorpusSource(str(item["name"]), **files))
+        name = folder_safe(item["name"], f"{here}: 'name'")  # names the source's shard folders
+        sources.append(CorpusSource(name, **files))
     names = [source.name for source in sources]
     if len(set(names)) != len(names):
         raise ExperimentError(f"{where}: source names must differ, got {names}")
@@ -287,10 +299,7 @@ def _variants(value, settings, corpus: CorpusSpec, scale: str, scales, source: s
         item = as_mapping(item, where)
         _check_keys(item, ("name", "label", "group", "pretrain", "corpus", "shards", "paper"),
                     where)
-        name = item.get("name")
-        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
-            raise ExperimentError(f"{where}: 'name' must be a folder-safe name (letters, "
-                                  f"digits, - and _), got {name!r}")
+        name = folder_safe(item.get("name"), f"{where}: 'name'")
         changes = resolved(as_mapping(item.get("pretrain", {}), f"{where}.pretrain"),
                            f"{where}.pretrain")
         corpus_change = resolved(as_mapping(item.get("corpus", {}), f"{where}.corpus"),

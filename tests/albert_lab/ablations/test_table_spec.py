@@ -213,6 +213,20 @@ def test_bad_experiment_files_get_errors_that_name_the_field(tmp_path):
             "micro", "f.yaml")
 
 
+@pytest.mark.parametrize("change, overrides, message", [
+    ({"name": "../../elsewhere"}, [], r"f\.yaml: 'name' must be a folder-safe name .* got "
+                                      r"'\.\./\.\./elsewhere'"),
+    ({"name": "/tmp/table"}, [], r"f\.yaml: 'name' must be a folder-safe name"),
+    ({}, ["corpus.sources=[{name: ../mine, train_files: [a.txt]}]"],
+     r"corpus\.sources\[0\]: 'name' must be a folder-safe name"),
+])
+def test_names_that_pick_folders_must_stay_inside_them(tmp_path, change, overrides, message):
+    """A table's name names its results and work folders, a source's its shard folders."""
+    with pytest.raises(ExperimentError, match=message):
+        experiment_from_mapping({**micro_table_document(tmp_path), **change}, "micro", "f.yaml",
+                                overrides)
+
+
 def test_a_variants_shard_changes_reach_only_its_own_data_prep_options(tmp_path):
     document = micro_table_document(tmp_path)
     document["variants"].append({"name": "sop_original", "pretrain": {

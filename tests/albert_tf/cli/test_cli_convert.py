@@ -23,12 +23,12 @@ from albert_tf.cli.convert import main
 
 
 @pytest.fixture(scope="module")
-def released(tmp_path_factory):
+def released(tmp_path_factory, released_style_model):
     """A folder shaped like a released ALBERT download."""
     folder = tmp_path_factory.mktemp("released") / "albert_tiny_v2"
     arrays = original_arrays_from_numpy(ORIGINAL_CONFIG, seed=7)
     write_tf1_checkpoint(str(folder), arrays, ORIGINAL_CONFIG)
-    (folder / "30k-clean.model").write_bytes(b"sentencepiece model bytes")
+    (folder / "30k-clean.model").write_bytes(open(released_style_model, "rb").read())
     return folder, arrays
 
 
@@ -49,7 +49,8 @@ def test_original_through_every_format_and_back_is_exact(released, tmp_path, cap
     assert set(written) == set(arrays)
     for name, value in arrays.items():
         np.testing.assert_array_equal(written[name], value, err_msg=name)
-    assert (tmp_path / "back" / "30k-clean.model").read_bytes() == b"sentencepiece model bytes"
+    assert (tmp_path / "back" / "30k-clean.model").read_bytes() == \
+        (released[0] / "30k-clean.model").read_bytes()
     assert (tmp_path / "hf" / "spiece.model").exists()
 
     first, config, checkpoint = load_pretrainer(ours)

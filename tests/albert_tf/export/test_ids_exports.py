@@ -20,6 +20,7 @@ from export_cases import (
     assert_same_encoding,
     run_fresh_process,
 )
+from helpers import random_inputs
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.export.litert import convert
@@ -193,6 +194,7 @@ def test_representative_shards_are_cut_to_their_lengths(tmp_path):
 @pytest.mark.parametrize("flags, message", [
     (["--format", "tflite", "--quantize", "int8"], "--quantize int8 needs --representative"),
     (["--format", "tflite", "--precision", "mixed_float16"], "choose their precision with"),
+    (["--format", "onnx", "--precision", "mixed_bfloat16"], "made from the float32 model"),
     (["--quantize", "float16"], "are for --format tflite"),
     (["--format", "tflite", "--jit_compile"], "are for --format saved_model"),
 ])
@@ -202,3 +204,16 @@ def test_flags_a_format_would_ignore_are_refused(model_folder, tmp_path, capsys,
                         *flags]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_mean_pooled_classifier_converts_with_its_probabilities(pretrainer):
+    from ai_edge_litert.interpreter import Interpreter
+
+    from albert_tf.models.task_models import AlbertClassifier
+
+    classifier = AlbertClassifier(pretrainer.config, num_classes=3, pooling="mean")
+    inputs = {name: np.asarray(value) for name, value in random_inputs(
+        [5, 9, 2], 9, pretrainer.config.vocab_size, seed=6).items()}
+    expected = classifier(inputs, training=False)["probabilities"].numpy()
+    runner = Interpreter(model_content=convert(classifier)).get_signature_runner()
+    np.testing.assert_allclose(runner(**inputs)["probabilities"], expected, atol=1e-6)

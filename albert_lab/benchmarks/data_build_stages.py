@@ -1,0 +1,107 @@
+"""The data-prep benchmark's in-process measurements of one worker's loop: each stage's cost
+per example, and a cProfile of `ShardBuilder.build` (`albert_lab.benchmarks.data_build` runs
+them after the timed builds)."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+
+def _options(args):
+    from albert_tf.text.options import DataPrepOptions
+
+    return DataPrepOptions(max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
+                           max_predictions_per_seq=args.max_predictions_per_seq)
+
+
+def stage_breakdown(args, corpus: str, model: str) -> dict:
+    """Microseconds per example of each stage, in this process, on the benchmark corpus, with
+    the garbage collector paused as `ShardBuilder` pauses it."""
+    import gc
+    import random
+
+    import numpy as np
+
+    from albert_tf.text.statistics import ExampleStatistics, InputReport
+    from albert_tf.text.vocabulary import SentencePieceTokenizer
+    from data_prep.corpus import expand_inputs, plan_parts, read_documents
+    from data_prep.instances import document_pairs
+    from data_prep.shard import ShardBuilder
+
+    options = _options(args)
+    builder = ShardBuilder(options, SentencePieceTokenizer(model))
+    (whole,) = plan_parts(expand_inputs([corpus]), 1)
+    rng, generator, stats, seconds = random.Random(0), np.random.default_rng(0), \
+        ExampleStatistics(), {}
+    gc.disable()
+
+    def timed(stage, work):
+        start = time.perf_counter()
+        value = work()
+        seconds[stage] = time.perf_counter() - start
+        return value
+    documents = timed("read and normalize", lambda: [
+        document.sentences for document in read_documents(whole, options, InputReport())])
+    flat = [sentence for sentences in documents for sentence in sentences]
+    ids = timed("SentencePiece", lambda: [
+        piece_ids for start in range(0, len(flat), 4096)
+        for piece_ids in builder.tokenizer.encode(flat[start:start + 4096])])
+    tokenized, cursor = [], 0
+    for sentences in documents:
+        tokenized.append([piece_ids for piece_ids in ids[cursor:cursor + len(sentences)]
+                          if piece_ids])
+        cursor += len(sentences)
+    pairs = timed("segments A/B", lambda: [
+        pair for _ in range(options.dupe_factor) for index in range(len(tokenized))
+        for pair in document_pairs(tokenized, index, options, rng, stats)])
+    batches = [pairs[start:start + 2048] for start in range(0, len(pairs), 2048)]
+    masked = timed("masking", lambda: [
+        builder.masker.mask([(pair.first, pair.second) for pair in batch], generator, stats)
+        for batch in batches])
+    encoded = timed("encoding", lambda: [
+        record for m, batch in zip(masked, batches)
+        for record in builder.encoder.encode_batch(
+            m.input_ids, m.lengths, m.segment_ids, m.token_boundary, m.positions,
+            m.original_ids, m.num_predictions, np.array([pair.label for pair in batch],
+                                                        np.uint8))])
+    timed("shuffle", lambda: rng.shuffle(encoded))
+    timed("framing and hashing", lambda: _frame_and_hash(encoded))
+    gc.enable()
+    return {stage: round(value / len(pairs) * 1e6, 2) for stage, value in seconds.items()}
+
+
+def _frame_and_hash(records: list[bytes]) -> str:
+    """What `write_records` does to each record but the file write: TFRecord framing (two
+    CRC32Cs) and the shard's SHA-256."""
+    import hashlib
+
+    from albert_tf.records.tfrecord import frame
+
+    digest = hashlib.sha256()
+    for record in records:
+        digest.update(frame(record))
+    return digest.hexdigest()
+
+
+def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
+    """cProfile of `ShardBuilder.build` (what a worker runs per shard) over the whole corpus
+    as one shard: the functions with the most self time, in microseconds per example."""
+    import cProfile
+    import pstats
+
+    from albert_tf.text.vocabulary import SentencePieceTokenizer
+    from data_prep.corpus import expand_inputs, plan_parts
+    from data_prep.shard import ShardBuilder
+
+    options = _options(args)
+    builder = ShardBuilder(options, SentencePieceTokenizer(model))
+    (whole,) = plan_parts(expand_inputs([corpus]), 1)
+    profiler = cProfile.Profile()
+    records, _ = profiler.runcall(builder.build, whole)
+    stats = pstats.Stats(profiler).stats  # (file, line, function) -> (calls, _, self, cum, _)
+    rows = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return [{"function": f"{pathlib.Path(file).name}:{line}({function})", "calls": calls,
+             "self_us_per_example": self_seconds / len(records) * 1e6,
+             "cumulative_us_per_example": cumulative / len(records) * 1e6}
+            for (file, line, function), (_, calls, self_seconds, cumulative, _) in rows]
