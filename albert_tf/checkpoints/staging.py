@@ -10,6 +10,7 @@ import tempfile
 from typing import Any, Iterator, Mapping
 
 from albert_tf.checkpoints.reading import CheckpointError
+from albert_tf.io import files
 from albert_tf.io.owned_folder import FolderLock, FolderRecord, write_record
 
 
@@ -27,11 +28,15 @@ def staged_folder(output_dir: str, command: str,
     """Yields a temporary folder beside `output_dir` to write into; on success it becomes
     `output_dir`, on any error it is removed, so no half-written folder is ever left.
 
-    `output_dir` must not exist or be empty (a converter never overwrites a model). While
-    the folder is written, `command` holds the lock `.<name>.albert-lock` beside it
-    (`albert_tf.io.owned_folder`: a second writer is refused, naming this one); the folder
-    gets the record of `command`, `run` (what it was made from) and its files.
+    `output_dir` must be local and must not exist or be empty (a converter never overwrites
+    a model). While the folder is written, `command` holds the lock `.<name>.albert-lock`
+    beside it (`albert_tf.io.owned_folder`: a second writer is refused, naming this one);
+    the folder gets the record of `command`, `run` (what it was made from) and its files.
     """
+    if files.is_remote(output_dir):
+        raise CheckpointError(f"{output_dir}: {command} writes a local folder (it is renamed "
+                              f"into place whole and locked while written, which needs a "
+                              f"local filesystem); write it locally, then copy it there")
     output_dir = os.path.abspath(output_dir)
     _check_new(output_dir)
     parent, name = os.path.split(output_dir)

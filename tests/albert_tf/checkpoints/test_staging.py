@@ -37,3 +37,12 @@ def test_a_folder_that_holds_anything_is_refused_naming_it(tmp_path):
         with staged_folder(str(tmp_path / "out"), "albert-convert"):
             pytest.fail("entered")
     assert os.listdir(tmp_path / "out") == ["notes.txt"]
+
+
+def test_a_remote_folder_is_refused_before_anything_is_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CheckpointError, match=r"gs://bucket/model: albert-export writes a "
+                                              r"local folder"):
+        with staged_folder("gs://bucket/model", "albert-export"):
+            pytest.fail("entered")
+    assert os.listdir(tmp_path) == []

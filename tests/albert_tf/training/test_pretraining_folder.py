@@ -12,15 +12,17 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 import yaml
 from pretraining_runs import run_mapping, write_config
 from process_helpers import child_environment
 
-from albert_tf.checkpoints.reading import trackable_variable_paths
+from albert_tf.checkpoints.reading import CheckpointError, trackable_variable_paths
 from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE
 from albert_tf.training import trainer
+from albert_tf.training.continuation import restore_run_checkpoint
 
 TINY_RUN = {"steps_per_epoch": 2, "steps_per_execution": 2, "backup_every_steps": 2,
             "eval_steps": 0, "jit_compile": False}
@@ -118,6 +120,7 @@ _PAUSED_RUN = """
 import os, sys, time
 from albert_tf.cli import pretrain
 from albert_tf.training import trainer
+from albert_tf.training.continuation import restore_run_checkpoint
 real = trainer._fit_and_evaluate
 def paused(*args):
     while not os.path.exists(sys.argv[2]):
@@ -162,3 +165,52 @@ def test_a_loss_that_becomes_nan_stops_the_run_with_an_error_naming_the_step(
     assert re.search(r"albert-pretrain: error: the training loss became (nan|inf) in steps "
                      r"\d+-\d+; training stopped there", error), error
     assert not os.path.exists(tmp_path / "run" / "checkpoints" / "ckpt-8.index")
+
+
+def _compiled(layers, seed):
+    tf_keras.utils.set_random_seed(seed)
+    inputs = tf_keras.Input((2,))
+    outputs = inputs
+    for width in layers:
+        outputs = tf_keras.layers.Dense(width)(outputs)
+    model = tf_keras.Model(inputs, outputs)
+    model.compile(optimizer=tf_keras.optimizers.Adam(0.1), loss="mse")
+    return model
+
+
+def _weights(model):
+    return [variable.numpy() for variable in [*model.weights, *model.optimizer.variables]]
+
+
+def _assert_refused_and_untouched(model, prefix, missing):
+    before = _weights(model)
+    with pytest.raises(CheckpointError, match=rf"ckpt-1 does not fit the model; nothing was "
+                                              rf"loaded\.\n  missing {missing}$"):
+        restore_run_checkpoint(model, prefix)
+    for old, new in zip(before, _weights(model)):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_a_run_checkpoint_that_leaves_a_part_unrestored_is_refused_and_nothing_changes(
+        tmp_path):
+    """What continuing a finished run restores: a head the checkpoint lacks, or optimizer
+    moments it lacks, is an error listing them (never a part left at its initial values)."""
+    data = (np.ones((4, 2), np.float32), np.ones((4, 1), np.float32))
+    body_only = _compiled([3], seed=0)
+    body_only.fit(*data, batch_size=4, verbose=0)
+    tf.train.Checkpoint(model=body_only).write(str(tmp_path / "headless" / "ckpt-1"))
+    _assert_refused_and_untouched(_compiled([3, 1], seed=1),
+                                  str(tmp_path / "headless" / "ckpt-1"),
+                                  missing=r"\(6\):\n    model/layer_with_weights-1/bias\n"
+                                          r"    model/layer_with_weights-1/kernel\n"
+                                          r"(    model/optimizer/_variables/[5-8]\n?){4}")
+
+    never_trained = _compiled([3, 1], seed=2)  # its optimizer has no moments to save
+    tf.train.Checkpoint(model=never_trained).write(str(tmp_path / "weights" / "ckpt-1"))
+    model = _compiled([3, 1], seed=3)
+    _assert_refused_and_untouched(model, str(tmp_path / "weights" / "ckpt-1"),
+                                  missing=r"\(8\):(\n    model/optimizer/_variables/\d){8}")
+    model.fit(*data, batch_size=4, verbose=0)
+    tf.train.Checkpoint(model=model).write(str(tmp_path / "whole" / "ckpt-1"))
+    assert restore_run_checkpoint(_compiled([3, 1], seed=4), str(tmp_path / "whole" /
+                                                                  "ckpt-1")) == 1

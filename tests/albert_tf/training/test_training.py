@@ -24,6 +24,7 @@ from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.config import precision as precision_rule
 from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.io import machine
+from albert_tf.io.owned_folder import RECORD_FILE, read_record
 from albert_tf.records.tfrecord import read_records
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 from data_prep.cli import main as data_main
@@ -239,6 +240,13 @@ def test_two_process_multi_worker_run_completes(shards, tmp_path):
     assert (tmp_path / "run" / "checkpoints" / "ckpt-20.index").exists()
     assert not any(name.startswith(".worker") for name in
                    os.listdir(tmp_path / "run" / "checkpoints"))
+    # The chief held the run folder (the worker, on the same folder, never asked for it):
+    # its record is the chief's, its lock is gone, the worker wrote no file of its own there.
+    assert read_record(str(tmp_path / "run")).command == "albert-pretrain"
+    assert sorted(os.listdir(tmp_path / "run")) == [RECORD_FILE, "backup", "checkpoints",
+                                                    "config.yaml", "eval_results.json",
+                                                    "precision.json", "spm.model",
+                                                    "tensorboard"]
 
 
 @pytest.mark.parametrize("change, expected", [
