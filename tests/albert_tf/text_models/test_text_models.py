@@ -3,6 +3,8 @@ strings, saved as one `.keras` file (tokenizer inside) that reloads to the same 
 and exports to a SavedModel serving the same outputs; their in-graph inputs equal the ones
 albert-finetune's Python conversion makes."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,6 +17,7 @@ from albert_tf.checkpoints.huggingface import save_huggingface
 from albert_tf.checkpoints.original import save_original
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.cli.export import main as export_main
+from albert_tf.cli.predict import main as predict_main
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.export import load_saved_model
 from albert_tf.finetuning.task_kinds import get_task
@@ -22,6 +25,7 @@ from albert_tf.loop.optimization import AdamWeightDecay
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
 from albert_tf.task_data.race import option_text
+from albert_tf.task_data.table_files import read_table
 from albert_tf.text_models import (
     TextClassifier,
     TextMultipleChoice,
@@ -163,6 +167,18 @@ def test_multiple_choice_packs_as_the_race_task_and_round_trips(tiny_start, sent
     assert logits.shape == (3, 4) and loaded.max_qa_length == 5
     np.testing.assert_allclose(loaded.predict((contexts, questions, options), verbose=0)[
         "choice_logits"], logits, atol=1e-6)
+    # albert-predict: the options as a JSON list per row; a probability per option.
+    rows = [{"context": c, "question": q, "options": o}
+            for c, q, o in zip(contexts, questions, options)]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert predict_main(["--model_dir", str(tmp_path / "chooser.keras"), "--input",
+                         str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.csv"),
+                         "--no_progress"]) == 0
+    written = [row.values for row in read_table(str(tmp_path / "out.csv"))]
+    probabilities = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    np.testing.assert_allclose([[float(row[f"probability_{i}"]) for i in range(4)]
+                                for row in written], probabilities, atol=1e-5)
+    assert [int(row["prediction"]) for row in written] == list(logits.argmax(-1))
 
 
 def test_span_extractor_answers_with_the_contexts_own_characters(tiny_start, tmp_path):
@@ -178,5 +194,12 @@ def test_span_extractor_answers_with_the_contexts_own_characters(tiny_start, tmp
     loaded = load_text_model(str(tmp_path / "extractor.keras"))
     again = loaded.predict((questions, contexts), verbose=0)
     assert list(again["answer"]) == list(answers["answer"])
+    (tmp_path / "in.tsv").write_text("question\tcontext\n" + "".join(
+        f"{question}\t{context}\n" for question, context in zip(questions, contexts)))
+    assert predict_main(["--model_dir", str(tmp_path / "extractor.keras"), "--input",
+                         str(tmp_path / "in.tsv"), "--output", str(tmp_path / "out.jsonl"),
+                         "--no_progress"]) == 0
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").open()]
+    assert [row["prediction"] for row in written] == list(answers["answer"])
     with pytest.raises(ValueError, match="row 1: the answer 'tea' is not in its context"):
         extractor.fit((questions[:2], contexts[:2]), ["code", "tea"], verbose=0)
