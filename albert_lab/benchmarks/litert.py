@@ -187,7 +187,8 @@ def measure_accuracy(run_dir: str, task_dir: str, folder: str) -> dict:
     rows = [{"model": name, "accuracy": float(np.mean(predicted == labels)),
              "agrees_with_float32": float(np.mean(predicted == reference))}
             for name, predicted in predictions.items()]
-    return {"run": os.path.abspath(run_dir), "task_dir": os.path.abspath(task_dir),
+    # Paths as given from the repository root (where the benchmarks run), not this machine's.
+    return {"run": os.path.relpath(run_dir), "task_dir": os.path.relpath(task_dir),
             "task": run.config.task, "test_examples": int(len(labels)),
             "max_seq_length": length, "rows": rows}
 

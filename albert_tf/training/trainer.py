@@ -83,8 +83,11 @@ class PretrainResult:
     chief: bool = True  # whether this process writes the run's files
 
 
-def _data_config(config: PretrainConfig, files, is_training: bool,
+def input_config(config: PretrainConfig, files, is_training: bool,
                  start_batch: int = 0) -> PretrainingDataConfig:
+    """The input pipeline of run `config` over `files`: the training stream (from batch
+    `start_batch`, dynamically masked when the run's `data` section says so, with its masking
+    recipe) or a held-out pass."""
     data = config.data
     return PretrainingDataConfig(
         file_patterns=tuple(files), max_seq_length=data.max_seq_length,
@@ -92,8 +95,7 @@ def _data_config(config: PretrainConfig, files, is_training: bool,
         global_batch_size=config.train.global_batch_size, is_training=is_training,
         shuffle_buffer=data.shuffle_buffer, cycle_length=data.cycle_length,
         seed=config.train.seed, start_batch=start_batch,
-        dynamic_masking=data.dynamic_masking and is_training,
-        masked_lm_prob=data.masked_lm_prob, ngram=data.ngram,
+        dynamic_masking=data.dynamic_masking and is_training, masking=data.masking_recipe(),
         vocab_size=config.model.vocab_size,
         dynamic_predictions_per_seq=(data.dynamic_predictions_per_seq or None) if is_training
         else None)
@@ -112,7 +114,7 @@ def _evaluation_data(strategy, config: PretrainConfig, eval_files):
     """Held-out batches, all full (static shapes, for TPUs) and endless: Keras then never
     runs out of data in the middle of a multi-step execution; `_evaluation_steps` bounds a
     pass."""
-    data_config = _data_config(config, eval_files, False)
+    data_config = input_config(config, eval_files, False)
 
     def dataset_fn(context):
         batch_size = context.get_per_replica_batch_size(config.train.global_batch_size)
@@ -137,7 +139,7 @@ def _worker_id(strategy) -> int:
 def _watch_batch(config: PretrainConfig, files: list[str]) -> dict[str, tf.Tensor]:
     """The first (up to 128) examples of `files` in order: the batch the collapse check
     measures after every epoch."""
-    data_config = dataclasses.replace(_data_config(config, files, False),
+    data_config = dataclasses.replace(input_config(config, files, False),
                                       global_batch_size=min(config.train.global_batch_size, 128))
     return next(iter(pretraining_dataset(data_config)))
 
@@ -227,10 +229,10 @@ def _checked_inputs(config: PretrainConfig, strategy, verify_checksums: bool):
     def say(line: str) -> None:
         if is_chief(strategy):
             print(f"albert-pretrain: {line}")
-    train_files = check_pretraining_files(_data_config(config, config.data.train_files, True),
+    train_files = check_pretraining_files(input_config(config, config.data.train_files, True),
                                           "data.train_files", model_fields, verify_checksums,
                                           say)
-    eval_files = (check_pretraining_files(_data_config(config, config.data.eval_files, False),
+    eval_files = (check_pretraining_files(input_config(config, config.data.eval_files, False),
                                           "data.eval_files", model_fields, verify_checksums,
                                           say)
                   if config.data.eval_files and config.train.eval_steps else [])
@@ -304,7 +306,7 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
     else:
         if start_step:
             print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
-        train_config = _data_config(config, train_files, True, start_step)
+        train_config = input_config(config, train_files, True, start_step)
         train_data = strategy.distribute_datasets_from_function(
             lambda context: pretraining_dataset(train_config, context))
         eval_data = _evaluation_data(strategy, config, eval_files) if eval_files else None
