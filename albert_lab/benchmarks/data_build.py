@@ -35,6 +35,7 @@ import time
 
 from albert_lab.benchmarks import common
 from albert_lab.benchmarks.data_build_stages import hot_functions, stage_breakdown
+from albert_lab.result_files import write_result
 
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
 FORWARD = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
@@ -336,7 +337,7 @@ def main():
               "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
               **measured, "timestamp": time.time()}
     name = "data_prep_memory" if args.memory_copies else "data_prep"
-    print(f"wrote {common.write_result(result, name, args.output)}")
+    print(f"wrote {write_result(common.result_path(name, result, args.output), result)}")
 
 
 if __name__ == "__main__":

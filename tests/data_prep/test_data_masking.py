@@ -46,8 +46,12 @@ class Masked:
                               words.ends[row, :words.count[row]].tolist()))
 
 
+def masker_of(options):
+    return TokenMasker(options, options.max_seq_length, options.max_predictions_per_seq, VOCAB)
+
+
 def mask_many(options, count, seed=0, batch_size=2048):
-    masker = TokenMasker(options, VOCAB)
+    masker = masker_of(options)
     rng, generator, stats = random.Random(seed), np.random.default_rng(seed), ExampleStatistics()
     results = []
     for start in range(0, count, batch_size):
@@ -123,6 +127,44 @@ def test_replacement_is_80_10_10(masked):
     assert shown_mask == stats.replaced_by_mask
 
 
+def test_the_replacement_rates_and_the_random_pieces_follow_the_recipe():
+    """Other shares than 80/10/10, and random pieces drawn from every id (the original's
+    way): control pieces among them, at their share of the vocabulary."""
+    options = DataPrepOptions(max_seq_length=128, mask_token_rate=0.5, random_token_rate=0.4,
+                              random_from_ordinary=False)
+    _, stats, results = mask_many(options, 4000, seed=2)
+    observed = [stats.replaced_by_mask, stats.kept_original, stats.replaced_by_random]
+    expected = [share * sum(observed) for share in (0.5, 0.1, 0.4)]
+    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    drawn = [result.tokens[p] for tokens, _, result in results for p in result.positions
+             if result.tokens[p] not in (MASK_ID, tokens[p])]
+    special = sum(piece < 5 for piece in drawn)  # <pad>, <unk>, [CLS], [SEP] ([MASK] aside)
+    assert scipy_stats.binomtest(special, len(drawn), 4 / VOCAB.size).pvalue > SIGNIFICANCE
+    assert special > 0
+
+
+def test_an_impossible_recipe_names_the_option():
+    with pytest.raises(ValueError, match="option random_token_rate must be at most "
+                                         "1 - mask_token_rate"):
+        DataPrepOptions(mask_token_rate=0.8, random_token_rate=0.3)
+    with pytest.raises(ValueError, match="option ngram must be at least 1, got 0"):
+        DataPrepOptions(ngram=0)
+
+
+def test_shard_folders_record_the_recipe_in_its_first_form_unless_a_later_field_is_set():
+    """manifest.json and build.json (and the fingerprint over them) hold the options as they
+    did before the replacement rates and the random pool were fields, so a folder built then
+    is the same build now; a later field is recorded once set away from its default."""
+    assert set(DataPrepOptions().to_dict()) == {
+        "max_seq_length", "dupe_factor", "short_seq_prob", "masked_lm_prob",
+        "max_predictions_per_seq", "ngram", "favor_shorter_ngram", "whole_word_mask",
+        "sentence_objective", "single_sentence_chunks", "random_seed", "lower_case",
+        "max_line_chars", "strict"}
+    changed = DataPrepOptions(mask_token_rate=0.7, random_from_ordinary=False).to_dict()
+    assert changed["mask_token_rate"] == 0.7 and changed["random_from_ordinary"] is False
+    assert "random_token_rate" not in changed
+
+
 def test_random_replacements_are_ordinary_pieces_spread_over_the_vocabulary(masked):
     _, _, results = masked
     drawn = [result.tokens[p] for tokens, _, result in results for p in result.positions
@@ -151,7 +193,7 @@ def test_whole_word_masking_masks_whole_words(masked):
 
 
 def words_of(options, first, second):
-    masker = TokenMasker(options, VOCAB)
+    masker = masker_of(options)
     batch = masker.mask([(first, second)], np.random.default_rng(0), ExampleStatistics())
     result = Masked(batch, 0)
     restored = list(result.tokens)

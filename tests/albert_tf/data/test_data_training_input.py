@@ -19,6 +19,7 @@ import tensorflow as tf
 from data_helpers import unique_token_documents, vocabulary
 from scipy import stats as scipy_stats
 
+from albert_tf.config.masking import MaskingRecipe
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
 from albert_tf.data.remasking import restore_original_ids
 from albert_tf.data.validation import DataError, check_pretraining_files
@@ -160,9 +161,9 @@ def test_config_errors_name_the_field():
         PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, start_batch=-1)
     with pytest.raises(ValueError, match="vocab_size must be set when dynamic_masking is on"):
         PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, dynamic_masking=True)
-    with pytest.raises(ValueError, match="masked_lm_prob must be in"):
+    with pytest.raises(ValueError, match="masking field 'masked_lm_prob' must be in"):
         PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, dynamic_masking=True,
-                              vocab_size=100, masked_lm_prob=1.5)
+                              vocab_size=100, masking=MaskingRecipe(masked_lm_prob=1.5))
     with pytest.raises(ValueError, match="dynamic_predictions_per_seq needs dynamic_masking"):
         PretrainingDataConfig(["x"], SEQ, PREDICTIONS, 16, dynamic_predictions_per_seq=24)
 
@@ -258,7 +259,8 @@ def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus)
     word_start = np.frombuffer(corpus.vocab.word_start, np.uint8)
     slots, rate = 3 * PREDICTIONS, 0.4
     config = make_config(corpus, dynamic_masking=True, global_batch_size=64,
-                         masked_lm_prob=rate, dynamic_predictions_per_seq=slots)
+                         masking=MaskingRecipe(masked_lm_prob=rate),
+                         dynamic_predictions_per_seq=slots)
     assert config.predictions_per_seq == slots
     dataset = pretraining_dataset(config)
     for name in ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
@@ -273,6 +275,53 @@ def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus)
     assert counts["control_masked"] == 0 and counts["partial_words"] == 0
     assert all(unmasked(ids, *masks) in corpus.originals for ids, _, _, *masks in
                examples(batches))
+
+
+def masked_piece_runs(batches) -> np.ndarray:
+    """How many runs of 1, 2, ... consecutive masked pieces the batches hold."""
+    runs = np.zeros(SEQ + 1, np.int64)
+    for _, _, _, positions, _, weights in examples(batches):
+        masked = np.zeros(SEQ + 2, bool)
+        masked[positions[:int(weights.sum())] + 1] = True
+        edges = np.flatnonzero(np.diff(masked.astype(np.int8)))
+        np.add.at(runs, edges[1::2] - edges[::2], 1)
+    return runs
+
+
+def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path):
+    """`data.whole_word_mask` and `data.favor_shorter_ngram` in a run's YAML reach the
+    re-masking of its training stream (as `albert-pretrain` builds it): without whole words
+    a word's pieces are masked apart, and uniform span lengths make longer runs of masked
+    pieces than 1/n ones."""
+    from albert_tf.config.pretraining import load_pretrain_config
+    from albert_tf.training.trainer import input_config
+
+    def stream(**recipe):
+        path = tmp_path / "run.yaml"
+        path.write_text(json.dumps({  # JSON is YAML
+            "model": {"preset": "tiny", "vocab_size": corpus.vocab.size},
+            "data": {"train_files": corpus.paths, "max_seq_length": SEQ,
+                     "max_predictions_per_seq": PREDICTIONS, "shuffle_buffer": 64,
+                     "cycle_length": 2, "dynamic_masking": True, **recipe},
+            "optimizer": {"warmup_steps": 1},
+            "train": {"global_batch_size": 64, "train_steps": 10, "steps_per_epoch": 10,
+                      "seed": 7}}))
+        config = load_pretrain_config(str(path))
+        assert all(getattr(config.data, name) == value for name, value in recipe.items())
+        return numpy_batches(pretraining_dataset(input_config(config, corpus.paths, True)), 30)
+
+    word_start = np.frombuffer(corpus.vocab.word_start, np.uint8)
+    whole_words = stream()
+    pieces = stream(whole_word_mask=False)
+    uniform = stream(whole_word_mask=False, favor_shorter_ngram=False)
+    assert masking_statistics(whole_words, word_start)["partial_words"] == 0
+    parted = masking_statistics(pieces, word_start)
+    assert parted["partial_words"] > 0.2 * parted["masked"]
+    favored, flat = masked_piece_runs(pieces), masked_piece_runs(uniform)
+    lengths = np.arange(SEQ + 1)
+    assert (flat * lengths).sum() / flat.sum() > (favored * lengths).sum() / favored.sum()
+    table = [[row[1], row[2], row[3:].sum()] for row in (favored, flat)]
+    assert scipy_stats.chi2_contingency(table).pvalue < SIGNIFICANCE
 
 
 def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus):
