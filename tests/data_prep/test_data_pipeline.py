@@ -10,7 +10,7 @@ import sentencepiece as spm
 from data_helpers import english_like_text
 from thresholds import above, below
 
-from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError
+from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError, FolderLock
 from albert_tf.records.tfrecord import read_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.vocabulary import SPECIAL_PIECES, SentencePieceTokenizer, train_sentencepiece
@@ -299,6 +299,24 @@ def test_beam_direct_runner_writes_the_same_shards(reference, corpus, spm_model,
                       "--max_seq_length", "64", "--dupe_factor", "2",
                       "--max_predictions_per_seq", "10", "--", "--runner=DirectRunner"]) == 0
     assert folder_bytes(tmp_path / "cli") == reference[2]
+
+
+def test_a_beam_build_is_refused_while_another_command_holds_the_folder(corpus, spm_model,
+                                                                       tmp_path, capsys):
+    """The launching process takes the folder's lock before the pipeline starts, so a Beam
+    build never writes into a folder a local build (or another launcher) holds."""
+    from data_prep import beam
+    output = tmp_path / "out"
+    output.mkdir()
+    with FolderLock(str(output), "albert-data build"):  # held by a live process (this one)
+        assert beam.main(["--input", str(corpus / "a.txt"), "--spm_model", spm_model,
+                          "--output_dir", str(output), "--max_seq_length", "48",
+                          "--dupe_factor", "1", "--num_shards", "1", "--",
+                          "--runner=DirectRunner"]) == 2
+        assert f"{output} is in use by albert-data build (pid {os.getpid()} on host" in \
+            capsys.readouterr().err
+        assert os.listdir(output) == [LOCK_FILE]
+    assert os.listdir(output) == []
 
 
 def test_cli_train_build_inspect(corpus, tmp_path, capsys):

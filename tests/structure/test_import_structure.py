@@ -110,6 +110,7 @@ FLOORS = (
 )
 # The lab's packages (and root modules), bottom up, all above the library.
 LAB_FLOORS = (
+    ("result_files",),  # the one writer of result files, their pages and Markdown tables
     ("corpora", "comparison"),  # text on this machine; a pretrained start against a random one
     ("task_folders",),  # labelled tasks from registry packages (reads R data via corpora)
     ("ablations", "data_commands"),  # the paper's tables; albert-data corpus and task

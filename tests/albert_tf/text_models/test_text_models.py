@@ -15,6 +15,7 @@ from thresholds import at_least
 from albert_tf.checkpoints.convert import load_model
 from albert_tf.checkpoints.detection import detect_format
 from albert_tf.checkpoints.huggingface import save_huggingface
+from albert_tf.checkpoints.keras_hub import save_keras_hub
 from albert_tf.checkpoints.original import save_original
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.cli.export import main as export_main
@@ -99,16 +100,21 @@ def test_the_saved_file_exports_to_a_saved_model_with_the_same_outputs(trained, 
 
 
 def test_checkpoints_of_each_format_start_the_same_encoder(tiny_start, trained, tmp_path):
-    """Ours, the original TF1 layout and transformers' are read by their files; the fine-tuned
-    `.keras` file gives its (trained) encoder; every start gets a fresh head."""
+    """Ours, the original TF1 layout, transformers' and a keras-hub preset are read by their
+    files, each with the SentencePiece model beside it; the fine-tuned `.keras` file gives its
+    (trained) encoder; every start gets a fresh head. (A fine-tuning run: test_own_files.)"""
     loaded = load_model("ours", tiny_start)
     reference = loaded.model.encoder
     save_original(loaded.model, str(tmp_path / "original"), spm_model=loaded.spm_model)
     save_huggingface(loaded.model, str(tmp_path / "hf"), loaded.spm_model)
-    expected = {"original": "original", "hf": "huggingface"}
+    save_keras_hub(loaded.model, str(tmp_path / "preset"), loaded.spm_model)
+    expected = {"original": "original", "hf": "huggingface", "preset": "keras_hub"}
+    with open(loaded.spm_model, "rb") as f:
+        proto = f.read()
     for name, source_format in expected.items():
         assert detect_format(str(tmp_path / name)) == source_format
         model = TextRegressor.from_checkpoint(str(tmp_path / name), max_seq_length=SEQ)
+        assert model.preprocessor.proto == proto, name
         for ours, theirs in zip(reference.get_weights(), model.encoder.get_weights()):
             np.testing.assert_allclose(theirs, ours, atol=1e-6)
     classifier, _, path = trained

@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 import yaml
-from data_helpers import ordered_documents
+from pretraining_runs import PREDICTIONS, SEQ, VOCAB, run_mapping, write_config
 from process_helpers import child_environment, wait_for_backup
 from repository import REPOSITORY
 from thresholds import above, below
@@ -25,56 +25,12 @@ from albert_tf.cli.pretrain import main as pretrain_main
 from albert_tf.config import precision as precision_rule
 from albert_tf.config.pretraining import TrainConfig, pretrain_config_from_mapping
 from albert_tf.io import machine
+from albert_tf.io.owned_folder import RECORD_FILE, read_record
 from albert_tf.records.tfrecord import read_records
 from albert_tf.training.trainer import build_pretrainer, run_pretraining
 from data_prep.cli import main as data_main
 
-SEQ, PREDICTIONS, VOCAB = 64, 10, 48
 CONFIGS = os.path.join(REPOSITORY, "configs")
-
-
-@pytest.fixture(scope="module")
-def shards(tmp_path_factory):
-    """SOP training shards, SOP and NSP held-out shards of ordered_documents (vocab 48)."""
-    root = tmp_path_factory.mktemp("training_shards")
-    (root / "train.txt").write_text(ordered_documents(600, seed=1))
-    (root / "heldout.txt").write_text(ordered_documents(60, seed=2))
-    assert data_main(["train-spm", "--input", str(root / "train.txt"), "--model_prefix",
-                      str(root / "spm"), "--vocab_size", str(VOCAB)]) == 0
-    for name, source, objective, dupe in (("train", "train", "sop", 2),
-                                          ("heldout_sop", "heldout", "sop", 1),
-                                          ("heldout_nsp", "heldout", "nsp", 1)):
-        assert data_main(["build", "--input", str(root / f"{source}.txt"), "--spm_model",
-                          str(root / "spm.model"), "--output_dir", str(root / name),
-                          "--sentence_objective", objective, "--dupe_factor", str(dupe),
-                          "--max_seq_length", str(SEQ), "--max_predictions_per_seq",
-                          str(PREDICTIONS), "--num_shards", "2", "--no_progress"]) == 0
-    return {name: str(root / name / "*.tfrecord")
-            for name in ("train", "heldout_sop", "heldout_nsp")}
-
-
-def run_mapping(shards, model_dir, **train):
-    """A tiny run: AdamW (LAMB's layer-wise steps are too small for a model this size to
-    learn SOP within a test's budget), XLA as `train.jit_compile` leaves it (off on CPUs)
-    unless `train` asks."""
-    return {
-        "model": {"vocab_size": VOCAB, "embedding_size": 16, "hidden_size": 32,
-                  "num_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
-                  "max_position_embeddings": SEQ},
-        "sentence_objective": "sop",
-        "data": {"train_files": [shards["train"]], "eval_files": [shards["heldout_sop"]],
-                 "max_seq_length": SEQ, "max_predictions_per_seq": PREDICTIONS,
-                 "shuffle_buffer": 1000},
-        "optimizer": {"type": "adamw", "learning_rate": 0.002, "warmup_steps": 20},
-        "train": {"model_dir": str(model_dir), "global_batch_size": 32, "train_steps": 400,
-                  "steps_per_epoch": 50, "steps_per_execution": 10, "backup_every_steps": 50,
-                  "eval_steps": 10, "log_every_steps": 10, "verbose": 0, **train},
-    }
-
-
-def write_config(path, mapping):
-    path.write_text(yaml.safe_dump(mapping))
-    return str(path)
 
 
 def tensorboard_tags(folder):
@@ -289,6 +245,13 @@ def test_two_process_multi_worker_run_completes(shards, tmp_path):
     assert (tmp_path / "run" / "checkpoints" / "ckpt-20.index").exists()
     assert not any(name.startswith(".worker") for name in
                    os.listdir(tmp_path / "run" / "checkpoints"))
+    # The chief held the run folder (the worker, on the same folder, never asked for it):
+    # its record is the chief's, its lock is gone, the worker wrote no file of its own there.
+    assert read_record(str(tmp_path / "run")).command == "albert-pretrain"
+    assert sorted(os.listdir(tmp_path / "run")) == [RECORD_FILE, "backup", "checkpoints",
+                                                    "config.yaml", "eval_results.json",
+                                                    "precision.json", "spm.model",
+                                                    "tensorboard"]
 
 
 @pytest.mark.parametrize("change, expected", [
