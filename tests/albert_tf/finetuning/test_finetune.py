@@ -607,11 +607,12 @@ def test_a_sequence_longer_than_the_models_positions_is_refused_with_the_fix(pre
 
 def test_a_task_folder_without_its_training_file_names_the_file_and_the_folder(
         pretrained, tmp_path, capsys):
-    """Said before any feature is cached; it was an OSError of the cache's checksum."""
+    """Said before the run folder is made (and so before any feature is cached); it was an
+    OSError of the cache's checksum."""
     assert finetune_main(["--task", "sst2", "--data_dir", str(tmp_path / "empty"),
                           "--init_checkpoint", pretrained["model_dir"], "--spm_model",
                           pretrained["spm"], "--model_dir", str(tmp_path / "run"),
                           "--override", f"data.max_seq_length={SEQ}"]) == 2
     assert (f"GLUE SST-2 split 'train' needs train.tsv in {tmp_path / 'empty'} (or in "
             f"{tmp_path / 'empty' / 'SST-2'}); not found") in capsys.readouterr().err
-    assert not (tmp_path / "run" / "features").exists()
+    assert not (tmp_path / "run").exists()  # checked before the run folder is made
