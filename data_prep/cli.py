@@ -15,6 +15,7 @@ lab (`albert_lab.data_commands`) adds `corpus` and `task` so.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.metadata
 import os
 import sys
@@ -109,7 +110,8 @@ def _add_build_command(commands) -> None:
 
 
 def _add_recipe_options(build: argparse.ArgumentParser) -> None:
-    """The original script's flags, with its defaults (see DataPrepOptions)."""
+    """The original script's flags, with its defaults (see DataPrepOptions), and the rest of
+    the masking recipe (`albert_tf.config.masking.MaskingRecipe`)."""
     build.add_argument("--max_seq_length", type=int, default=_DEFAULTS.max_seq_length)
     build.add_argument("--dupe_factor", type=int, default=_DEFAULTS.dupe_factor)
     build.add_argument("--short_seq_prob", type=float, default=_DEFAULTS.short_seq_prob)
@@ -121,6 +123,16 @@ def _add_recipe_options(build: argparse.ArgumentParser) -> None:
                        default=_DEFAULTS.favor_shorter_ngram)
     build.add_argument("--whole_word_mask", "--do_whole_word_mask", dest="whole_word_mask",
                        action=argparse.BooleanOptionalAction, default=_DEFAULTS.whole_word_mask)
+    build.add_argument("--mask_token_rate", type=float, default=_DEFAULTS.mask_token_rate,
+                       help="share of the masked pieces shown as [MASK] (default: 0.8)")
+    build.add_argument("--random_token_rate", type=float, default=_DEFAULTS.random_token_rate,
+                       help="share replaced by a random piece (default: 0.1); the rest keep "
+                            "their piece")
+    build.add_argument("--random_from_ordinary", action=argparse.BooleanOptionalAction,
+                       default=_DEFAULTS.random_from_ordinary,
+                       help="random pieces are never control, unknown or unused ones "
+                            "(default: yes; --no-random_from_ordinary draws any id, as the "
+                            "original)")
     build.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES,
                        default=_DEFAULTS.sentence_objective)
     build.add_argument("--single_sentence_chunks", choices=SINGLE_SENTENCE_CHUNKS,
@@ -148,14 +160,9 @@ def _add_inspect_command(commands) -> None:
 
 
 def _options(args) -> DataPrepOptions:
-    return DataPrepOptions(
-        max_seq_length=args.max_seq_length, dupe_factor=args.dupe_factor,
-        short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
-        max_predictions_per_seq=args.max_predictions_per_seq, ngram=args.ngram,
-        favor_shorter_ngram=args.favor_shorter_ngram, whole_word_mask=args.whole_word_mask,
-        sentence_objective=args.sentence_objective,
-        single_sentence_chunks=args.single_sentence_chunks, random_seed=args.random_seed,
-        lower_case=args.lower_case, max_line_chars=args.max_line_chars, strict=args.strict)
+    """The options of `build`'s flags: one flag a field, of the same name."""
+    return DataPrepOptions(**{field.name: getattr(args, field.name)
+                              for field in dataclasses.fields(DataPrepOptions)})
 
 
 def _train_spm(args) -> None:

@@ -41,7 +41,8 @@ class ShardBuilder:
     def __init__(self, options: DataPrepOptions, tokenizer: SentencePieceTokenizer):
         self.options = options
         self.tokenizer = tokenizer
-        self.masker = TokenMasker(options, tokenizer.vocabulary)
+        self.masker = TokenMasker(options, options.max_seq_length,
+                                  options.max_predictions_per_seq, tokenizer.vocabulary)
         self.encoder = ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq)
 
     def tokenized_documents(self, part: Part, stats: ShardStatistics) -> list[list[list[int]]]:

@@ -16,8 +16,8 @@ import os
 import shutil
 from typing import Any, TypedDict
 
+from albert_lab.result_files import write_result
 from albert_tf.config.pretraining import RETIRED_SECTIONS, PretrainConfig
-from albert_tf.io.files import atomic_write_bytes
 from albert_tf.text.options import DataPrepOptions
 
 RESULT_FILE = "result.json"
@@ -86,8 +86,9 @@ def _filled(stored: Any, defaults: Any) -> Any:
             **{key: _filled(value, defaults.get(key)) for key, value in stored.items()}}
 
 
-def write_result(folder: str, result: VariantResult) -> None:
-    atomic_write_bytes(result_path(folder), json.dumps(result, indent=1).encode())
+def save_result(folder: str, result: VariantResult) -> None:
+    """Writes `result` as the `result.json` of `folder` (the runner's JSON form)."""
+    write_result(result_path(folder), result, indent=1, final_newline=False)
 
 
 def copy_folder(source: str, target: str) -> None:
@@ -137,6 +138,6 @@ def copy_run(source: str, model_dir: str, names: dict[str, Any]) -> VariantResul
     if checkpoint and _inside(checkpoint, source):
         result["checkpoint"] = os.path.join(model_dir, os.path.relpath(checkpoint, source))
     result["copied_from"] = source
-    write_result(partial, result)
+    save_result(partial, result)
     os.replace(partial, model_dir)
     return result

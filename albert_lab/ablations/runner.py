@@ -40,8 +40,8 @@ from albert_lab.ablations.result_store import (
     copy_folder,
     copy_run,
     read_result,
+    save_result,
     without_evaluation_extras,
-    write_result,
 )
 from albert_lab.ablations.shared_runs import (
     find_identical_record,
@@ -137,7 +137,7 @@ def fine_tune_tasks(spec: ExperimentSpec, data: ExperimentData, result: VariantR
     def keeper(name):
         def keep(entry):
             result["downstream"][name] = entry
-            write_result(result_folder, result)
+            save_result(result_folder, result)
             after_each()
         return keep
 
@@ -204,7 +204,7 @@ def run_variant(spec: ExperimentSpec, variant: VariantSpec, data: ExperimentData
     for stage in STAGES:  # each checked as the one before it has run
         if stage.wanted(spec, variant) and not stage.done(spec, run.folder, result):
             stage.run(run, result)
-            write_result(run.folder, result)
+            save_result(run.folder, result)
     save_record(folders.results_dir, variant.name, run.folder)
     return result
 

@@ -45,8 +45,8 @@ from albert_lab.ablations.table_spec import (
     table_name,
 )
 from albert_lab.comparison.gain import points_interval
+from albert_lab.result_files import markdown_table, write_page
 from albert_tf.config.schema import load_yaml_mapping
-from albert_tf.io.files import atomic_write_bytes
 
 OUTCOMES = ("shown", "not shown", "contradicted", "not run")
 # How far a verdict is from agreeing with the paper (`moved`: a higher rank is closer).
@@ -173,37 +173,43 @@ def _headline_verdicts(claims, verdicts: Sequence[dict[str, Any]]) -> list[dict[
     return [found[key] for key in keys if key in found]
 
 
-def summary_markdown(summary: dict[str, Any]) -> str:
+def _table_row(table: dict[str, Any]) -> list[str]:
+    """A table's cells in the scale's page (`scale_markdown`)."""
+    counts = table["outcomes"]
+    if not table["verdicts"]:  # no report yet: every claim is still to run
+        counts = {**counts, "not run": table["claims"]}
+    title = table["title"] or table["name"]
+    link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
+    return [link, _variants_cell(table), table["mlm"], table["above_plateau"],
+            table["downstream"], _stuck_cell(table), table["beats_random_start"],
+            " / ".join(str(counts[outcome]) for outcome in OUTCOMES)]
+
+
+def _metric_name(verdict: dict[str, Any]) -> str:
+    return verdict["metric"] + (f" / {verdict['second_metric']}"
+                                if verdict.get("second_metric") else "")
+
+
+def scale_markdown(summary: dict[str, Any]) -> str:
+    """The page over every table at one scale (`summarize`): a row per table, the tables
+    not run at the scale, then every claim with our difference and verdict."""
     lines = [f"# The ablation tables at the {summary['scale']} scale", "",
              "Made by `albert-experiment summary` from each table's `results.json`; the "
              "tables' own `results.md` have the rows and the paper's figures.", "",
-             "| table | variants run | held-out MLM % | above the unigram plateau | downstream "
-             "avg. | fine-tunes stuck | ahead of a random start (gain in points) | claims: "
-             "shown / not shown / contradicted / not run |",
-             "|---|---:|---|---|---|---|---|---|"]
-    for table in summary["tables"]:
-        counts = table["outcomes"]
-        if not table["verdicts"]:  # no report yet: every claim is still to run
-            counts = {**counts, "not run": table["claims"]}
-        title = table["title"] or table["name"]
-        link = f"[{title}]({table['results']}/results.md)" if table["results"] else title
-        lines.append(f"| {link} | {_variants_cell(table)} | "
-                     f"{table['mlm']} | {table['above_plateau']} | {table['downstream']} | "
-                     f"{_stuck_cell(table)} | {table['beats_random_start']} | "
-                     + " / ".join(str(counts[outcome]) for outcome in OUTCOMES) + " |")
+             markdown_table(
+                 "table:l|variants run:r|held-out MLM %:l|above the unigram plateau:l|"
+                 "downstream avg.:l|fine-tunes stuck:l|ahead of a random start (gain in "
+                 "points):l|claims: shown / not shown / contradicted / not run:l",
+                 [_table_row(table) for table in summary["tables"]])]
     if summary.get("not_at_this_scale"):
         lines += ["", f"Not run at the {summary['scale']} scale:", ""]
         lines += [f"- `{table['file']}`: {table['reason']}"
                   for table in summary["not_at_this_scale"]]
-    lines += ["", "## Every claim", "",
-              "| table | the paper's claim | metric | ours: difference [95%] | verdict |",
-              "|---|---|---|---|---|"]
-    for table in summary["tables"]:
-        for verdict in table["verdicts"]:
-            metric = verdict["metric"] + (f" / {verdict['second_metric']}"
-                                          if verdict.get("second_metric") else "")
-            lines.append(f"| {table['paper_table'].split(' ')[0]} | {verdict['text']} | "
-                         f"{metric} | {_difference(verdict)} | {verdict['outcome']} |")
+    lines += ["", "## Every claim", "", markdown_table(
+        "table:l|the paper's claim:l|metric:l|ours: difference [95%]:l|verdict:l",
+        [[table["paper_table"].split(" ")[0], verdict["text"], _metric_name(verdict),
+          _difference(verdict), verdict["outcome"]]
+         for table in summary["tables"] for verdict in table["verdicts"]])]
     return "\n".join(lines) + "\n"
 
 
@@ -249,18 +255,19 @@ def comparison_markdown(summary: dict[str, Any], against: dict[str, Any]) -> str
              f"{scale} scale toward the paper's in {counts['toward the paper']}, away from it "
              f"in {counts['away from it']} and stayed in {counts['stayed']}; "
              f"{counts['not comparable']} are not run at one of the two scales.", "",
-             f"| table | the paper's claim | metric | {other}: difference [95%], verdict | "
-             f"{scale}: difference [95%], verdict | moved |", "|---|---|---|---|---|---|"]
-    for row in rows:
-        verdict, before = row["verdict"], row["against"]
-        either = verdict or before
-        metric = either["metric"] + (f" / {either['second_metric']}"
-                                     if either.get("second_metric") else "")
-        cells = [f"{_difference(found)} {found['outcome']}" if found else "not run"
-                 for found in (before, verdict)]
-        lines.append(f"| {row['table']} | {either['text']} | {metric} | {cells[0]} | "
-                     f"{cells[1]} | {row['movement']} |")
+             markdown_table(f"table:l|the paper's claim:l|metric:l|{other}: difference "
+                            f"[95%], verdict:l|{scale}: difference [95%], verdict:l|moved:l",
+                            [_comparison_row(row) for row in rows])]
     return "\n".join(lines) + "\n"
+
+
+def _comparison_row(row: dict[str, Any]) -> list[str]:
+    """A claim-measure's cells in the section that compares two scales."""
+    verdict, before = row["verdict"], row["against"]
+    either = verdict or before
+    return [row["table"], either["text"], _metric_name(either),
+            *(f"{_difference(found)} {found['outcome']}" if found else "not run"
+              for found in (before, verdict)), row["movement"]]
 
 
 # How a headline names a metric.
@@ -281,10 +288,9 @@ def _headline(verdicts: Sequence[dict[str, Any]]) -> str:
     return "; ".join(f"{text}: {', '.join(found)}" for text, found in claims.items()) or "–"
 
 
-def _readme_row(table: dict[str, Any], label: str) -> str:
-    """`| label | variants run | stuck | headline |` for one table at one scale."""
-    return (f"| {label} | {_variants_cell(table)} | "
-            f"{_stuck_cell(table)} | {_headline(table['headline'])} |")
+def _readme_row(table: dict[str, Any], label: str) -> list[str]:
+    """label, variants run, stuck, headline: one table at one scale."""
+    return [label, _variants_cell(table), _stuck_cell(table), _headline(table["headline"])]
 
 
 def _linked(text: str, table: dict[str, Any], link_root: str) -> str:
@@ -307,29 +313,30 @@ def readme_block(summary: dict[str, Any], link_root: str,
     results root as seen from the page's folder). With `against` (another scale's
     summary) each table's row at `summary`'s scale has its row at the other scale one line
     below it, and a table run at only one of the two scales says so."""
-    header = "| table | variants run | fine-tunes stuck | headline claims: ours, difference " \
-             "in points [95%], verdict |"
-    lines = [header, "|---|---:|---|---|"]
+    columns = ("table:l|variants run:r|fine-tunes stuck:l|headline claims: ours, difference "
+               "in points [95%], verdict:l")
     if against is None:
-        lines += [_readme_row(table, _linked(table["title"] or table["name"], table,
-                                             link_root)) for table in summary["tables"]]
-        return "\n".join([*lines, "", _stuck_line(summary)])
+        rows = [_readme_row(table, _linked(table["title"] or table["name"], table, link_root))
+                for table in summary["tables"]]
+        return "\n".join([markdown_table(columns, rows), "", _stuck_line(summary)])
     scale, other = summary["scale"], against["scale"]
     first = {table["name"]: table for table in summary["tables"]}
     second = {table["name"]: table for table in against["tables"]}
     left_out = {table["name"]: table for table in summary.get("not_at_this_scale", [])}
+    rows = []
     for name in sorted({*first, *second}, key=table_number):
         title = (first.get(name) or second[name])["title"] or name
         if name in first:
-            lines.append(_readme_row(first[name], _linked(title, first[name], link_root)
-                                     + f" ({scale})"))
+            rows.append(_readme_row(first[name], _linked(title, first[name], link_root)
+                                    + f" ({scale})"))
         else:
-            lines.append(f"| {title} ({scale}) | not at this scale | – | "
-                         f"{left_out[name]['reason']} |")
+            rows.append([f"{title} ({scale})", "not at this scale", "–",
+                         left_out[name]["reason"]])
         if name in second:
-            lines.append(_readme_row(second[name],
-                                     "↳ " + _linked(other, second[name], link_root)))
-    return "\n".join([*lines, "", _stuck_line(summary), _stuck_line(against)])
+            rows.append(_readme_row(second[name],
+                                    "↳ " + _linked(other, second[name], link_root)))
+    return "\n".join([markdown_table(columns, rows), "", _stuck_line(summary),
+                      _stuck_line(against)])
 
 
 def readme_markers(scale: str, against: str | None = None) -> tuple[str, str]:
@@ -363,8 +370,8 @@ def write_readme_block(readme: str, experiments_dir: str, results_root: str,
                          link_root.replace(os.sep, "/"),
                          summarize(experiments_dir, results_root, against) if against
                          else None)
-    atomic_write_bytes(readme, replace_readme_block(text, readme_markers(scale, against),
-                                                    block, readme).encode())
+    write_page(readme, replace_readme_block(text, readme_markers(scale, against), block,
+                                            readme))
 
 
 def write_summary(experiments_dir: str, results_root: str, scale: str,
@@ -372,9 +379,9 @@ def write_summary(experiments_dir: str, results_root: str, scale: str,
     """Writes `<results_root>/summary-<scale>.md` and returns its text; with `against`
     (another scale), the section that compares the two (`comparison_markdown`)."""
     summary = summarize(experiments_dir, results_root, scale)
-    text = summary_markdown(summary)
+    text = scale_markdown(summary)
     if against:
         text += "\n" + comparison_markdown(summary, summarize(experiments_dir, results_root,
                                                              against))
-    atomic_write_bytes(os.path.join(results_root, f"summary-{scale}.md"), text.encode())
+    write_page(os.path.join(results_root, f"summary-{scale}.md"), text)
     return text

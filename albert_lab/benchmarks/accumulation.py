@@ -23,8 +23,9 @@ import subprocess
 import sys
 import time
 
-from albert_lab.benchmarks.common import device_peak_memory_gib, machine, write_result
+from albert_lab.benchmarks.common import device_peak_memory_gib, machine, result_path
 from albert_lab.benchmarks.summary import accumulation_table
+from albert_lab.result_files import write_result
 
 RESULT_PREFIX = "ACCUMULATION_RESULT "
 
@@ -132,7 +133,7 @@ def main() -> None:
               "batch_size": args.batch_size, "seq_length": args.seq_length,
               "num_predictions": args.num_predictions, "xla": args.xla,
               "minutes": (time.perf_counter() - started) / 60, "rows": rows}
-    output = write_result(result, "accumulation", args.output)
+    output = write_result(result_path("accumulation", result, args.output), result)
     print("\n" + accumulation_table(result) + f"\nwrote {output}")
 
 

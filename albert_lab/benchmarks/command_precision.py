@@ -38,8 +38,9 @@ import subprocess
 import sys
 import time
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
 from albert_lab.benchmarks.summary import command_precision_table
+from albert_lab.result_files import write_result
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -168,7 +169,7 @@ def main() -> None:
     result = {"benchmark": "command_precision", **machine(), "steps": args.steps,
               "steps_per_execution": args.steps_per_execution, "rounds": args.rounds,
               "runs": runs}
-    output = write_result(result, "command_precision", args.output)
+    output = write_result(result_path("command_precision", result, args.output), result)
     print(command_precision_table(result))
     print(f"wrote {output}")
 

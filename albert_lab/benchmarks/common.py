@@ -1,9 +1,8 @@
 """What every benchmark records about the machine and its device, the matmul peak MFU is
-measured against, and how results are written (atomically)."""
+measured against, and where its result file goes (`albert_lab.result_files` writes it)."""
 
 from __future__ import annotations
 
-import json
 import pathlib
 import time
 
@@ -47,14 +46,10 @@ def measure_matmul_peak(size: int = 2048, repeats: int = 10, dtype: str = "float
     return 2 * size ** 3 / best
 
 
-def write_result(result: dict, name: str, output: str | None = None) -> pathlib.Path:
-    """Writes `result` to `output` or results/<name>-<host>.json; returns the path."""
-    path = pathlib.Path(output or RESULTS / f"{name}-{result['host']}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(result, indent=2) + "\n")
-    temporary.replace(path)
-    return path
+def result_path(name: str, result: dict, output: str | None = None) -> pathlib.Path:
+    """Where a benchmark's `result` goes: `output` when given, else
+    results/<name>-<host>.json (`albert_lab.result_files.write_result` writes it)."""
+    return pathlib.Path(output or RESULTS / f"{name}-{result['host']}.json")
 
 
 def device_peak_memory_gib() -> float | None:

@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
+from albert_lab.result_files import write_result
 from albert_tf.checkpoints.huggingface import load_huggingface, save_huggingface
 from albert_tf.checkpoints.model_folder import load_pretrainer, save_model_folder
 from albert_tf.checkpoints.original import (
@@ -92,7 +93,8 @@ def main() -> None:
     for row in rows:
         print("| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
                                 for c in columns) + " |")
-    path = write_result({**machine(), "results": rows}, "convert", args.output)
+    result = {**machine(), "results": rows}
+    path = write_result(result_path("convert", result, args.output), result)
     print(f"wrote {path}")
 
 

@@ -20,7 +20,8 @@ import time
 import psutil
 import tensorflow as tf
 
-from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, write_result
+from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, result_path
+from albert_lab.result_files import write_result
 from albert_tf.checkpoints.model_garden import model_garden_encoder
 from albert_tf.config.presets import load_preset
 from albert_tf.flops import encoder_training_flops
@@ -106,7 +107,7 @@ def main():
     args = parser.parse_args()
     print(HEADER)
     result = run(args)
-    output = write_result(result, "encoder_step", args.output)
+    output = write_result(result_path("encoder_step", result, args.output), result)
     print(f"\n{HEADER}\n" + "\n".join(format_row(row) for row in result["rows"]))
     print(f"wrote {output}")
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import pathlib
 import re
@@ -46,6 +45,7 @@ import tensorflow_text as tf_text
 from albert_lab.benchmarks.common import RESULTS, machine
 from albert_lab.corpora.local_corpus import stdlib_docstring_documents
 from albert_lab.corpora.prose import open_sources
+from albert_lab.result_files import write_result
 from albert_tf.preprocessing.graph_normalization import (
     normalize_text as graph_normalize_text,
 )
@@ -171,13 +171,9 @@ def main() -> None:
             result["runs"].append({"vocab_size": vocab_size, "lines": len(lines),
                                    "differ": len(differ), "lines_that_differ": differ})
             print(f"{vocab_size:>6} pieces: {len(differ):,} of {len(lines):,} lines differ")
-    for name, text in (("fast_sentencepiece.json", json.dumps(result, indent=2,
-                                                                ensure_ascii=False) + "\n"),
-                       ("fast_sentencepiece.md", markdown(result) + "\n")):
-        path = RESULTS / name
-        path.with_suffix(".tmp").write_text(text, encoding="utf-8")
-        path.with_suffix(".tmp").replace(path)
-        print("wrote", path)
+    path = write_result(RESULTS / "fast_sentencepiece.json", result,
+                        page=markdown(result) + "\n")
+    print("wrote", path, "and its .md")
 
 
 if __name__ == "__main__":

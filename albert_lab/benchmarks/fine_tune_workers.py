@@ -27,7 +27,7 @@ import time
 
 import yaml
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
 from albert_lab.benchmarks.serving import sentencepiece_model
 from albert_lab.comparison.recipes import SMALL_MODEL, SMALL_MODEL_RECIPE
 from albert_lab.comparison.seed_loop import (
@@ -37,6 +37,7 @@ from albert_lab.comparison.seed_loop import (
     threads_per_worker,
 )
 from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_lab.result_files import write_result
 from albert_tf.io.machine import usable_cpus
 from albert_tf.task_data.glue_table import FOLDER_DESCRIPTION
 
@@ -104,7 +105,7 @@ def main() -> None:
     result = {**machine(), "recipe": SMALL_MODEL, "steps": args.steps,
               "model": {"hidden_size": args.hidden_size, "num_layers": args.num_layers},
               "rows": rows}
-    print(f"wrote {write_result(result, 'fine_tune_workers', args.output)}")
+    print(f"wrote {write_result(result_path('fine_tune_workers', result, args.output), result)}")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,10 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from albert_lab.benchmarks.common import machine, measure_matmul_peak, write_result
+from albert_lab.benchmarks.common import machine, measure_matmul_peak, result_path
 from albert_lab.benchmarks.serving import sentencepiece_model
 from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_lab.result_files import write_result
 from albert_tf.config.finetuning import load_finetune_config
 from albert_tf.config.presets import load_preset
 from albert_tf.finetuning.datasets import trim_to_longest
@@ -181,7 +182,7 @@ def main() -> None:
               "max_seq_length": args.max_seq_length,
               "spm_model": args.spm_model or "8,000 pieces trained on stdlib docstrings",
               "conversion": conversions, "train_steps": steps}
-    print(f"wrote {write_result(result, 'finetune', args.output)}")
+    print(f"wrote {write_result(result_path('finetune', result, args.output), result)}")
 
 
 if __name__ == "__main__":

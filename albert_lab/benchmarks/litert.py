@@ -42,6 +42,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_lab.benchmarks.common import RESULTS, machine
+from albert_lab.result_files import write_result
 from albert_tf.checkpoints.original import build_model
 from albert_tf.config.export_formats import QUANTIZATIONS
 from albert_tf.config.presets import load_preset
@@ -187,7 +188,8 @@ def measure_accuracy(run_dir: str, task_dir: str, folder: str) -> dict:
     rows = [{"model": name, "accuracy": float(np.mean(predicted == labels)),
              "agrees_with_float32": float(np.mean(predicted == reference))}
             for name, predicted in predictions.items()]
-    return {"run": os.path.abspath(run_dir), "task_dir": os.path.abspath(task_dir),
+    # Paths as given from the repository root (where the benchmarks run), not this machine's.
+    return {"run": os.path.relpath(run_dir), "task_dir": os.path.relpath(task_dir),
             "task": run.config.task, "test_examples": int(len(labels)),
             "max_seq_length": length, "rows": rows}
 
@@ -206,10 +208,7 @@ def write(result: dict) -> None:
     previous = json.loads(path.read_text()) if path.exists() else {}
     merged = {**previous, **result, "speed": {**previous.get("speed", {}),
                                               **result.get("speed", {})}}
-    for name, text in ((path, json.dumps(merged, indent=2) + "\n"),
-                       (path.with_suffix(".md"), markdown(merged))):
-        name.with_suffix(".tmp").write_text(text)
-        name.with_suffix(".tmp").replace(name)
+    write_result(path, merged, page=markdown(merged))
     print("wrote", path, "and", path.with_suffix(".md"))
 
 

@@ -39,11 +39,10 @@ import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 
 from albert_lab.benchmarks.common import (  # noqa: E402
-    RESULTS,
     device_info,
     machine,
     measure_matmul_peak,
-    write_result,
+    result_path,
 )
 from albert_lab.benchmarks.summary import precision_choice_table  # noqa: E402
 from albert_lab.benchmarks.train_step import (  # noqa: E402
@@ -51,6 +50,7 @@ from albert_lab.benchmarks.train_step import (  # noqa: E402
     random_pretraining_batch,
     time_in_turns,
 )
+from albert_lab.result_files import write_result  # noqa: E402
 from albert_tf.config.presets import load_preset  # noqa: E402
 from albert_tf.flops import pretraining_step_flops  # noqa: E402
 
@@ -166,9 +166,9 @@ def main() -> None:
               flush=True)
     result = {"benchmark": "precision_choice", **machine(), **info,
               "tensorflow": tf.__version__, "executions": args.executions, "sizes": sizes}
-    path = pathlib.Path(args.output or RESULTS / f"precision_choice-{result['host']}.json")
-    output = write_result(merged(path, result), "precision_choice", str(path))
-    print(precision_choice_table(json.loads(output.read_text())))
+    path = result_path("precision_choice", result, args.output)
+    output = write_result(path, merged(path, result))
+    print(precision_choice_table(json.loads(path.read_text())))
     print(f"wrote {output}")
 
 

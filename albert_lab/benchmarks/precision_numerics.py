@@ -33,7 +33,8 @@ import statistics
 import subprocess
 import sys
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
+from albert_lab.result_files import write_result
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -169,7 +170,7 @@ def main() -> None:
               "pretraining": [pretrain(work, precision, args.pretrain_steps)
                               for precision in PRECISIONS],
               "fine_tuning": fine_tune(work, args.seeds)}
-    output = write_result(result, "precision_numerics", args.output)
+    output = write_result(result_path("precision_numerics", result, args.output), result)
     print(report(result))
     print(f"wrote {output}")
 

@@ -32,10 +32,11 @@ import time
 
 import tensorflow as tf
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
 from albert_lab.benchmarks.summary import profile_table
 from albert_lab.benchmarks.trace_analysis import breakdown, read_space, self_times
 from albert_lab.benchmarks.train_step import compiled_trainer, random_pretraining_batch
+from albert_lab.result_files import write_result
 from albert_tf.config.presets import load_preset
 
 
@@ -75,10 +76,10 @@ def main() -> None:
     modes = [profile_mode(args, config, batch, mode == "xla") for mode in args.modes]
     for result in modes:
         print("\n" + profile_table(result))
-    output = write_result({"benchmark": "profile_step", **machine(), "model": args.model,
-                           "batch_size": args.batch_size, "seq_length": args.seq_length,
-                           "steps": args.steps, "tensorflow": tf.__version__, "modes": modes},
-                          "profile_step", args.output)
+    result = {"benchmark": "profile_step", **machine(), "model": args.model,
+              "batch_size": args.batch_size, "seq_length": args.seq_length,
+              "steps": args.steps, "tensorflow": tf.__version__, "modes": modes}
+    output = write_result(result_path("profile_step", result, args.output), result)
     print(f"wrote {output}")
 
 

@@ -36,8 +36,9 @@ import sys
 import tempfile
 import time
 
-from albert_lab.benchmarks.common import RESULTS, machine, write_result
+from albert_lab.benchmarks.common import RESULTS, machine
 from albert_lab.benchmarks.summary import evaluate_targets, summary_markdown
+from albert_lab.result_files import write_result
 from albert_tf.config.precision import CPU_BFLOAT16_FLAGS
 from albert_tf.io.machine import cpu_flags
 
@@ -137,15 +138,14 @@ def device_of(run: dict) -> dict:
     return {}
 
 
-def write_summary(run: dict, json_path: pathlib.Path, markdown_path: pathlib.Path) -> None:
-    """Checks the targets against `run`'s results, writes the JSON and the markdown."""
+def write_summary(run: dict, json_path: pathlib.Path) -> None:
+    """Checks the targets against `run`'s results, writes the JSON and the markdown beside
+    it."""
     run["targets"] = evaluate_targets({name: entry.get("result")
                                        for name, entry in run["benchmarks"].items()})
-    write_result(run, "", str(json_path))
-    temporary = markdown_path.with_suffix(".md.tmp")
-    temporary.write_text(summary_markdown(run))
-    temporary.replace(markdown_path)
-    print(f"\n{markdown_path.read_text()}\nwrote {json_path} and {markdown_path}")
+    page = summary_markdown(run)
+    write_result(json_path, run, page=page)
+    print(f"\n{page}\nwrote {json_path} and {json_path.with_suffix('.md')}")
 
 
 def main() -> None:
@@ -167,9 +167,9 @@ def main() -> None:
                              "from the machine's JSON")
     args = parser.parse_args()
     stem = pathlib.Path(args.results) / (args.machine + ("-quick" if args.quick else ""))
-    json_path, markdown_path = stem.with_suffix(".json"), stem.with_suffix(".md")
+    json_path = stem.with_suffix(".json")
     if args.summarize:
-        write_summary(json.loads(json_path.read_text()), json_path, markdown_path)
+        write_summary(json.loads(json_path.read_text()), json_path)
         return
     suite = [b for b in SUITE if (not args.only or b.name in args.only)
              and (b.quick is not None or not args.quick)]
@@ -193,13 +193,13 @@ def main() -> None:
             if entry["returncode"] == 0 and os.path.exists(output):
                 entry["result"] = json.loads(pathlib.Path(output).read_text())
             run["benchmarks"][benchmark.name] = entry
-            write_result({**run, "complete": False}, "", str(json_path))
+            write_result(json_path, {**run, "complete": False})
     run.update(wall_seconds=sum(entry["wall_seconds"] for entry in run["benchmarks"].values()),
                device=device_of(run), complete=True)
     run["tensorflow"] = next((entry["result"].get("tensorflow")
                               for entry in run["benchmarks"].values()
                               if entry.get("result", {}).get("tensorflow")), None)
-    write_summary(run, json_path, markdown_path)
+    write_summary(run, json_path)
     failed = [name for name, entry in run["benchmarks"].items() if entry["returncode"]]
     if failed:
         sys.exit(f"failed: {', '.join(failed)} (their output is in {json_path})")

@@ -32,8 +32,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, write_result
+from albert_lab.benchmarks.common import device_info, machine, measure_matmul_peak, result_path
 from albert_lab.corpora.local_corpus import stdlib_docstring_documents
+from albert_lab.result_files import write_result
 from albert_tf.checkpoints.original import build_model
 from albert_tf.config.presets import load_preset
 from albert_tf.export import ExportOptions, export_saved_model, load_saved_model
@@ -151,7 +152,7 @@ def main() -> None:
               **device_info(tf.distribute.get_strategy()), "matmul_peak_gflops": peak / 1e9,
               "spm_model": args.spm_model or "8,000 pieces trained on stdlib docstrings",
               "rows": rows}
-    output = write_result(result, "serving", args.output)
+    output = write_result(result_path("serving", result, args.output), result)
     print(f"\n{HEADER}\n" + "\n".join(format_row(row) for row in rows))
     print(f"wrote {output}")
 

@@ -41,7 +41,8 @@ import subprocess
 import sys
 import time
 
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
+from albert_lab.result_files import write_result
 
 RESULT_PREFIX = "SMALL_MODEL_RESULT "
 
@@ -212,7 +213,7 @@ def main() -> None:
                            "batch_size": args.batch_size, "seq_length": args.seq_length,
                            "num_predictions": args.num_predictions},
               "rows": rows, "timestamp": time.time()}
-    print(f"wrote {write_result(result, 'small_model_step', args.output)}")
+    print(f"wrote {write_result(result_path('small_model_step', result, args.output), result)}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ and the tests can check the arithmetic on hand-made results.
 
 from __future__ import annotations
 
+from albert_lab.result_files import markdown_table
+
 # The targets on a CPU machine (see docs/performance.md).
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # the original create_pretraining_data.py, seq 128, dupe 2
 DATA_PREP_TIMES_ORIGINAL = 25
@@ -15,15 +17,6 @@ ALBERT_BASE_MFU = 0.5
 
 def mode_name(row: dict) -> str:
     return "XLA" if row["xla"] else "plain"
-
-
-def markdown_table(columns: str, rows: list[list[str]]) -> str:
-    """A markdown table: `columns` is "title:l|title:r|..." (left or right aligned)."""
-    titles, aligns = zip(*(column.rsplit(":", 1) for column in columns.split("|")))
-    lines = ["| " + " | ".join(titles) + " |",
-             "|" + "|".join("---:" if align == "r" else "---" for align in aligns) + "|"]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-    return "\n".join(lines)
 
 
 def train_step_table(rows: list[dict]) -> str:

@@ -44,10 +44,11 @@ import tf_keras
 from albert_lab.ablations.report import RESULTS_JSON
 from albert_lab.ablations.table_spec import load_experiment, not_run_reason
 from albert_lab.ablations.variant_config import variant_config, what_it_computes
-from albert_lab.benchmarks.common import machine, write_result
+from albert_lab.benchmarks.common import machine, result_path
 from albert_lab.benchmarks.train_step import ExecutionTimer, random_pretraining_batch
 from albert_lab.comparison.recipes import SMALL_MODEL_RECIPES
 from albert_lab.comparison.starts import folder_task
+from albert_lab.result_files import write_result
 from albert_lab.task_folders import TASK_SOURCES
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
 from albert_tf.config.schema import load_yaml_mapping
@@ -287,12 +288,12 @@ def main() -> None:
     print(f"all {len(results)} tables at the {args.scale} scale: {total:.1f} CPU-hours, "
           f"{cut:.1f} more in the cut variants (made in {time.time() - started:.0f} s, load "
           f"average {os.getloadavg()[0]:.1f} at the end)")
-    output = write_result({"benchmark": "table_cost", "scale": args.scale, **machine(),
-                           "load_average_at_end": os.getloadavg()[0],
-                           "steps_per_call": args.steps, "executions": args.executions,
-                           "step_times_from": args.step_times, "tables": results,
-                           "hours": total, "cut_hours": cut, "step_times": clock.times()},
-                          f"table_cost-{args.scale}", args.output)
+    result = {"benchmark": "table_cost", "scale": args.scale, **machine(),
+              "load_average_at_end": os.getloadavg()[0],
+              "steps_per_call": args.steps, "executions": args.executions,
+              "step_times_from": args.step_times, "tables": results,
+              "hours": total, "cut_hours": cut, "step_times": clock.times()}
+    output = write_result(result_path(f"table_cost-{args.scale}", result, args.output), result)
     print(f"wrote {output}")
 
 

@@ -45,9 +45,10 @@ from albert_lab.benchmarks.common import (
     device_peak_memory_gib,
     machine,
     measure_matmul_peak,
-    write_result,
+    result_path,
 )
 from albert_lab.benchmarks.summary import table3_table, train_step_table
+from albert_lab.result_files import write_result
 from albert_tf.checkpoints.model_garden import model_garden_encoder
 from albert_tf.config.precision import precision_policy
 from albert_tf.config.presets import load_preset
@@ -383,7 +384,7 @@ def main():
     parser.add_argument("--output", default=None, help="JSON path (default: results/...)")
     args = parser.parse_args()
     result = run(args)
-    output = write_result(result, "train_step", args.output)
+    output = write_result(result_path("train_step", result, args.output), result)
     print(f"\nmatmul peak (GFLOP/s): {result['matmul_peak_gflops_by_dtype']}\n")
     print(train_step_table(result["rows"]))
     if result["table3"]:

@@ -3,6 +3,7 @@ module a concern, each readable by every other layer of the package.
 
     schema              the framework: dataclasses from mappings, overrides, `ConfigError`
     model               `AlbertConfig`, the paper's V, E, H, L, sharing and groups
+    masking             `MaskingRecipe`: how the masked-LM objective chooses and replaces pieces
     presets             named model sizes (`yaml/models/`; `yaml` is a link to `configs/`)
     optimizer           `OptimizerConfig`: LAMB or AdamW, warm-up and polynomial decay
     distribution        `DistributionConfig`: which devices a run uses

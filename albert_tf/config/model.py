@@ -21,9 +21,9 @@ from albert_tf.config.schema import (
     quoted_field,
 )
 
-# What the sentence head of a pretrainer learns (sentence order, next sentence, or nothing):
-# what the shards' labels mean, so it is defined with the record format.
-from albert_tf.text.options import SENTENCE_OBJECTIVES  # noqa: F401
+# What the sentence head of a pretrainer learns (sentence order, next sentence, or nothing),
+# and so what the shards' labels mean (the writer reads it from here).
+SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
 
 HIDDEN_ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu")
 SHARING_STRATEGIES = ("all", "attention", "ffn", "none")

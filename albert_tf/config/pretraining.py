@@ -26,6 +26,7 @@ from typing import Any, Mapping, Sequence
 from albert_tf.config.checkpoint_formats import CHECKPOINT_FORMATS
 from albert_tf.config.distribution import DistributionConfig
 from albert_tf.config.loop import TrainingLoopConfig
+from albert_tf.config.masking import MaskingRecipe
 from albert_tf.config.model import SENTENCE_OBJECTIVES, AlbertConfig, ConfigError
 from albert_tf.config.optimizer import OptimizerConfig
 from albert_tf.config.presets import preset_path
@@ -42,8 +43,12 @@ from albert_tf.config.schema import (
 
 
 @dataclasses.dataclass(frozen=True)
-class DataConfig:
-    """Where the pretraining shards are and how they are read.
+class DataConfig(MaskingRecipe):
+    """Where the pretraining shards are and how they are read; with `dynamic_masking`, how
+    they are masked afresh: the masking recipe's fields (`masked_lm_prob`, `ngram`,
+    `favor_shorter_ngram`, `whole_word_mask`, `mask_token_rate`, `random_token_rate`,
+    `random_from_ordinary`: `albert_tf.config.masking.MaskingRecipe`, which this extends;
+    static masks are the shards' own, made by the recipe in their manifest).
 
     Attributes:
         train_files: TFRecord files or globs of training shards (`albert-data build`).
@@ -52,7 +57,6 @@ class DataConfig:
         shuffle_buffer: examples held for shuffling.
         cycle_length: shards read at once.
         dynamic_masking: draw new n-gram masks every time an example is read.
-        masked_lm_prob, ngram: the masking recipe when `dynamic_masking` is on.
         dynamic_predictions_per_seq: prediction slots per sequence of the re-masked training
             batches (0: the shards' `max_predictions_per_seq`); with `dynamic_masking` only.
             Raise it with `masked_lm_prob`: at most this many pieces are masked, so 20 slots
@@ -66,13 +70,12 @@ class DataConfig:
     shuffle_buffer: int = 10_000
     cycle_length: int = 8
     dynamic_masking: bool = False
-    masked_lm_prob: float = 0.15
-    ngram: int = 3
     dynamic_predictions_per_seq: int = 0
 
     def __post_init__(self):
+        super().__post_init__()
         require_positive("data", self, ("max_seq_length", "max_predictions_per_seq",
-                                         "shuffle_buffer", "cycle_length", "ngram"))
+                                         "shuffle_buffer", "cycle_length"))
         require(0 <= self.dynamic_predictions_per_seq <= self.max_seq_length,
                 "data.dynamic_predictions_per_seq",
                 f"0 (the shards' count) to data.max_seq_length ({self.max_seq_length})",
@@ -84,6 +87,9 @@ class DataConfig:
         if isinstance(self.train_files, str) or isinstance(self.eval_files, str):
             raise ConfigError("fields 'data.train_files' and 'data.eval_files' must be lists "
                               "of paths or globs")
+
+    def masking_error(self, name: str, problem: str) -> Exception:
+        return ConfigError(f"field 'data.{name}' {problem}")
 
     @property
     def training_predictions_per_seq(self) -> int:

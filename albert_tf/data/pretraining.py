@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.config.masking import MaskingRecipe
 from albert_tf.data import remasking
 from albert_tf.records.features import decode_record
 
@@ -40,8 +41,7 @@ class PretrainingDataConfig:
             ... of the dataset with start_batch 0. They are skipped before parsing.
         dynamic_masking: (training only) mask every batch afresh, as RoBERTa does, instead of
             using the masks written in the shards (see `albert_tf.data.remasking`).
-        masked_lm_prob, ngram, favor_shorter_ngram, whole_word_mask: the masking recipe of
-            `albert_tf.text.options.DataPrepOptions`, used by dynamic masking.
+        masking: the recipe of dynamic masking (a run's `data` section holds its fields).
         dynamic_predictions_per_seq: prediction slots of the re-masked batches (None: the
             shards' `max_predictions_per_seq`); dynamic masking only.
         vocab_size: the model's vocabulary size; required by dynamic masking, whose random
@@ -58,10 +58,7 @@ class PretrainingDataConfig:
     seed: int | None = None
     start_batch: int = 0
     dynamic_masking: bool = False
-    masked_lm_prob: float = 0.15
-    ngram: int = 3
-    favor_shorter_ngram: bool = True
-    whole_word_mask: bool = True
+    masking: MaskingRecipe = MaskingRecipe()
     vocab_size: int | None = None
     dynamic_predictions_per_seq: int | None = None
 
@@ -76,7 +73,6 @@ class PretrainingDataConfig:
                 raise ValueError("vocab_size must be set when dynamic_masking is on: random "
                                  "replacements are drawn from ids 5 .. vocab_size - 1 (use the "
                                  "model's vocab_size)")
-            remasking.masking_options(self)  # the recipe's own checks (masked_lm_prob, ngram)
         elif self.dynamic_predictions_per_seq is not None:
             raise ValueError("dynamic_predictions_per_seq needs dynamic_masking: static masks "
                              "have the shards' max_predictions_per_seq slots")

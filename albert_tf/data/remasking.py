@@ -3,7 +3,8 @@ section 4.1), with the recipe of `albert_tf.text.masking` so static and dynamic 
 
 A batch read from the shards is put back as it was before masking (the original ids of
 `masked_lm_ids` scattered into `input_word_ids` at `masked_lm_positions`), then masked again by
-`albert_tf.text.masking.TokenMasker`, with word starts taken from the records' `token_boundary`.
+`albert_tf.text.masking.TokenMasker` with the config's `masking` recipe, with word starts taken
+from the records' `token_boundary`.
 The random generator of a batch is seeded from (seed, input_pipeline_id, batch index), so a
 run resumed with `start_batch` draws the masks the uninterrupted run would have drawn.
 
@@ -17,23 +18,11 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.text.masking import TokenMasker
-from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import MASK_ID, Vocabulary
 
 FIRST_ORDINARY_ID = MASK_ID + 1  # ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]
 REMASKED = ("input_word_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
-
-
-def masking_options(config) -> DataPrepOptions:
-    """The data-prep options of the masking recipe, from a `PretrainingDataConfig` (its
-    prediction slots: `dynamic_predictions_per_seq` when set, else the shards')."""
-    return DataPrepOptions(
-        max_seq_length=config.max_seq_length,
-        max_predictions_per_seq=config.predictions_per_seq,
-        masked_lm_prob=config.masked_lm_prob, ngram=config.ngram,
-        favor_shorter_ngram=config.favor_shorter_ngram,
-        whole_word_mask=config.whole_word_mask)
 
 
 def batch_generator(seed: int, input_pipeline_id: int, batch_index: int) -> np.random.Generator:
@@ -55,7 +44,8 @@ class BatchRemasker:
     """Re-masks decoded batches (dicts of the model's inputs plus `token_boundary`).
 
     Args:
-        config: a `PretrainingDataConfig` with `dynamic_masking` settings and `vocab_size`.
+        config: a `PretrainingDataConfig` with its `masking` recipe and `vocab_size` (its
+            prediction slots: `dynamic_predictions_per_seq` when set, else the shards').
         input_pipeline_id: mixed into every batch's seed, so replicas draw different masks.
         seed: the base seed (the config's, or one drawn per dataset when it has none).
     """
@@ -66,9 +56,9 @@ class BatchRemasker:
         # never read; only the ids a random replacement may take matter.
         vocabulary = Vocabulary(vocab_size, b"\x01" * vocab_size,
                                 np.arange(FIRST_ORDINARY_ID, vocab_size, dtype=np.int64))
-        options = masking_options(config)
-        self.masker = TokenMasker(options, vocabulary)
-        self.slots = options.max_predictions_per_seq
+        self.slots = config.predictions_per_seq
+        self.masker = TokenMasker(config.masking, config.max_seq_length, self.slots,
+                                  vocabulary)
         self.input_pipeline_id = input_pipeline_id
         self.seed = seed
 

@@ -29,6 +29,7 @@ Quantizations (`quantize`), all with float32 inputs and outputs around them:
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -91,7 +92,13 @@ def convert(model, quantize: str = "none",
     elif quantize == "int8":
         converter.representative_dataset = lambda: iter(representative)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    return converter.convert()
+    with warnings.catch_warnings():
+        # int8 calibration runs the model in TensorFlow's own tf.lite.Interpreter, which
+        # warns that it is deprecated in favour of ai-edge-litert's: TensorFlow's converter
+        # calls it, not this package or the file's users, so the warning says nothing to them.
+        warnings.filterwarnings("ignore", r"\s*Warning: tf\.lite\.Interpreter is deprecated",
+                                UserWarning)
+        return converter.convert()
 
 
 def export_litert(model, spm_model: str, output_dir: str, options: LiteRTOptions,

@@ -215,7 +215,8 @@ class AnswerabilitySpanHead(tf_keras.layers.Layer):
                        "end_top_index": tf.reshape(end_top_index, flat)}
         # Answerability from [CLS] and the start distribution's expected representation.
         start_probabilities = tf.cast(tf.nn.softmax(start_logits, -1), sequence.dtype)
-        expected_start = tf.einsum("blh,bl->bh", sequence, start_probabilities)
+        # A batched matmul, not an einsum: LiteRT has a kernel for the one, not the other.
+        expected_start = tf.matmul(start_probabilities[:, None], sequence)[:, 0]
         hidden = self.answer_hidden(tf.concat([expected_start, sequence[:, 0]], -1))
         hidden = self.answer_dropout(hidden, training=training)
         outputs["cls_logits"] = tf.cast(self.answer_dense(hidden)[:, 0], tf.float32)

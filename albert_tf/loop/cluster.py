@@ -124,7 +124,8 @@ def agree_with_chief(strategy: tf.distribute.Strategy, check: Callable[[], Resul
             raise failure
         return result
     mine = {"error": str(failure)} if failure is not None else describe(result)
-    gathered = gather_from_workers(strategy, json.dumps(mine, sort_keys=True).encode())
+    with peer_loss_reported(strategy):
+        gathered = gather_from_workers(strategy, json.dumps(mine, sort_keys=True).encode())
     descriptions = [json.loads(data) for data in gathered]
     if failure is not None:
         raise failure
@@ -137,9 +138,11 @@ def agree_with_chief(strategy: tf.distribute.Strategy, check: Callable[[], Resul
 
 
 @contextlib.contextmanager
-def peer_loss_reported(strategy: tf.distribute.Strategy, backup_dir: str) -> Iterator[None]:
+def peer_loss_reported(strategy: tf.distribute.Strategy,
+                       backup_dir: str | None = None) -> Iterator[None]:
     """Turns the error TensorFlow raises in a worker whose peer died into `PeerLostError`
-    (only under a multi-worker strategy; anything else passes through unchanged)."""
+    (only under a multi-worker strategy; anything else passes through unchanged);
+    `backup_dir`: where a restarted run resumes from (None before training)."""
     try:
         yield
     except _PEER_ERRORS as error:
@@ -148,8 +151,9 @@ def peer_loss_reported(strategy: tf.distribute.Strategy, backup_dir: str) -> Ite
         raise PeerLostError(
             f"a peer of this {worker_count(strategy)}-worker cluster is gone "
             f"({_what_tensorflow_said(error)}); this worker stopped too. Start every worker "
-            f"again with the same command: the run resumes from its backup in "
-            f"{backup_dir}") from error
+            f"again with the same command"
+            + (f": the run resumes from its backup in {backup_dir}" if backup_dir else "")
+        ) from error
 
 
 def _what_tensorflow_said(error: tf.errors.OpError) -> str:

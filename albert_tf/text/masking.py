@@ -14,8 +14,11 @@ shortened to fit (so the statistics check p(n) on the spans placed while the bud
 still hold any span); if the budget is still not spent when the starts run out, single free
 words fill it.
 
-Each chosen piece becomes `[MASK]` with probability 0.8, stays itself with 0.1, and becomes a
-random ordinary piece (never a control symbol, unlike the original) with 0.1.
+Each chosen piece becomes `[MASK]` with probability `mask_token_rate` (0.8), a random piece
+with `random_token_rate` (0.1: an ordinary piece, never a control symbol, unless
+`random_from_ordinary` is off, as in the original), and stays itself otherwise. The recipe
+is `albert_tf.config.masking.MaskingRecipe`; the sequence length and the prediction slots
+are the shards'.
 
 The work is done for a batch of examples at once with numpy: step k of the greedy placement
 looks at the k-th start word of every example still short of its budget, so the Python loop
@@ -30,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from albert_tf.text.options import DataPrepOptions
+from albert_tf.config.masking import MaskingRecipe
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID, Vocabulary
 
@@ -80,21 +83,32 @@ class MaskedBatch:
 
 
 class TokenMasker:
-    """Masks batches of `[CLS] A [SEP] B [SEP]` token lists as the module docstring says."""
+    """Masks batches of `[CLS] A [SEP] B [SEP]` token lists as the module docstring says.
 
-    def __init__(self, options: DataPrepOptions, vocabulary: Vocabulary):
-        self.options = options
+    Args:
+        recipe: the masking recipe (a `DataPrepOptions` is one).
+        max_seq_length: pieces per sequence, `[CLS]` and `[SEP]`s included.
+        max_predictions_per_seq: prediction slots per sequence: at most this many pieces
+            are masked.
+        vocabulary: which pieces start words, and which are ordinary.
+    """
+
+    def __init__(self, recipe: MaskingRecipe, max_seq_length: int,
+                 max_predictions_per_seq: int, vocabulary: Vocabulary):
+        self.recipe = recipe
+        self.max_seq_length = max_seq_length
+        self.max_predictions_per_seq = max_predictions_per_seq
         self.word_start = np.frombuffer(vocabulary.word_start, dtype=np.uint8)
-        self.ordinary_ids = np.asarray(vocabulary.ordinary_ids, dtype=np.int64)
-        self.cumulative = np.cumsum(span_length_probabilities(options.ngram,
-                                                              options.favor_shorter_ngram))
+        self.random_ids = (np.asarray(vocabulary.ordinary_ids, dtype=np.int64)
+                           if recipe.random_from_ordinary else np.arange(vocabulary.size))
+        self.cumulative = np.cumsum(span_length_probabilities(recipe.ngram,
+                                                              recipe.favor_shorter_ngram))
         self.cumulative[-1] = 1.0
 
     def budget(self, lengths: np.ndarray) -> np.ndarray:
         """num_to_predict per example (numpy rounds halves to even, as Python's round)."""
-        options = self.options
-        wanted = np.round(np.asarray(lengths) * options.masked_lm_prob).astype(np.int64)
-        return np.minimum(options.max_predictions_per_seq, np.maximum(1, wanted))
+        wanted = np.round(np.asarray(lengths) * self.recipe.masked_lm_prob).astype(np.int64)
+        return np.minimum(self.max_predictions_per_seq, np.maximum(1, wanted))
 
     def mask(self, segments: Sequence[tuple[Sequence[int], Sequence[int]]],
              rng: np.random.Generator, stats: ExampleStatistics) -> MaskedBatch:
@@ -125,7 +139,7 @@ class TokenMasker:
         first = np.fromiter((len(a) for a, _ in segments), np.int64, len(segments))
         second = np.fromiter((len(b) for _, b in segments), np.int64, len(segments))
         lengths, separators = first + second + 3, first + 1
-        tokens = np.zeros((len(segments), self.options.max_seq_length), np.int32)
+        tokens = np.zeros((len(segments), self.max_seq_length), np.int32)
         rows = np.arange(len(segments))
         tokens[rows, 0] = CLS_ID
         tokens[rows, separators] = SEP_ID
@@ -153,11 +167,11 @@ class TokenMasker:
         maskable = ((columns > 0) & (columns < lengths[:, None] - 1)
                     & (columns != separators[:, None]))
         starts = maskable.copy()
-        if self.options.whole_word_mask:
+        if self.recipe.whole_word_mask:
             starts &= ((boundary == 1) | (columns == 1) | (columns == separators[:, None] + 1))
         token_word = np.where(maskable, np.cumsum(starts, axis=1) - 1, -1)
         count = starts.sum(axis=1)
-        padded = width + self.options.ngram  # room for span ends past the last word
+        padded = width + self.recipe.ngram  # room for span ends past the last word
         begins = np.full((batch, padded), 4 * width, np.int64)
         rows, positions = np.nonzero(starts)
         begins[rows, token_word[rows, positions]] = positions
@@ -180,14 +194,14 @@ class TokenMasker:
 
         Returns covered words, (batch, max_words + ngram) bool.
         """
-        ngram = self.options.ngram
+        ngram = self.recipe.ngram
         batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
         begins, ends, last_of_segment = words.begins, words.ends, words.last_of_segment
         order, first_start = _random_word_orders(words.count, padded, rng)
         # Span lengths in the order they are needed: each placed span takes the next one.
         pending = np.searchsorted(self.cumulative, rng.random(
-            (batch, self.options.max_predictions_per_seq + 1)), side="right") + 1
+            (batch, self.max_predictions_per_seq + 1)), side="right") + 1
         longest = _longest_span_pieces(words, ngram)
         # The loop indexes flattened arrays (row * width + column): one gather per lookup.
         pending_width = pending.shape[1]
@@ -231,22 +245,23 @@ class TokenMasker:
         rows, positions = np.nonzero(chosen)  # row-major: positions ascend within a row
         originals = tokens[rows, positions]
         draw = rng.random(len(rows))
-        replacement = np.where(draw < 0.8, MASK_ID, originals)
-        random_pick = draw >= 0.9
-        replacement[random_pick] = self.ordinary_ids[
-            rng.integers(len(self.ordinary_ids), size=int(random_pick.sum()))]
+        shown_as_mask = draw < self.recipe.mask_token_rate
+        random_pick = draw >= 1.0 - self.recipe.random_token_rate
+        replacement = np.where(shown_as_mask, MASK_ID, originals)
+        replacement[random_pick] = self.random_ids[
+            rng.integers(len(self.random_ids), size=int(random_pick.sum()))]
         masked = tokens.copy()
         masked[rows, positions] = replacement
         counts = np.bincount(rows, minlength=len(tokens))
         slots = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-        width = self.options.max_predictions_per_seq
+        width = self.max_predictions_per_seq
         position_matrix = np.zeros((len(tokens), width), np.int64)
         original_matrix = np.zeros((len(tokens), width), np.int64)
         position_matrix[rows, slots] = positions
         original_matrix[rows, slots] = originals
         stats.masked_tokens += len(rows)
-        stats.replaced_by_mask += int((draw < 0.8).sum())
-        stats.kept_original += int(((draw >= 0.8) & (draw < 0.9)).sum())
+        stats.replaced_by_mask += int(shown_as_mask.sum())
+        stats.kept_original += int((~shown_as_mask & ~random_pick).sum())
         stats.replaced_by_random += int(random_pick.sum())
         return MaskedBatch(masked, lengths, segment_ids, words.boundary, position_matrix,
                            original_matrix, counts, words)

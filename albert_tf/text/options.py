@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+from albert_tf.config.masking import MaskingRecipe, recorded_fields
+from albert_tf.config.model import SENTENCE_OBJECTIVES
+
 SINGLE_SENTENCE_CHUNKS = ("split", "random_next")
 # What the sentence label of an example (`next_sentence_labels`) says, by objective.
 SENTENCE_LABELS = {
@@ -19,19 +21,17 @@ class DataPrepError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class DataPrepOptions:
-    """How examples are made from documents (defaults: the original create_pretraining_data).
+class DataPrepOptions(MaskingRecipe):
+    """How examples are made from documents (defaults: the original create_pretraining_data):
+    the masking recipe (`albert_tf.config.masking.MaskingRecipe`, whose fields it has) and
+    the rest.
 
     Attributes:
         max_seq_length: tokens per example, `[CLS]`/`[SEP]` included.
         dupe_factor: passes over each document, each with fresh random segments and masks.
         short_seq_prob: probability that an example targets a length uniform in
             [2, max_seq_length - 3] instead of the maximum.
-        masked_lm_prob: share of an example's tokens to mask.
         max_predictions_per_seq: cap on masked positions (the record's prediction length).
-        ngram: longest masked span, in words (3 in the paper).
-        favor_shorter_ngram: span length n drawn with p(n) proportional to 1/n (else uniform).
-        whole_word_mask: spans are made of whole words, not single pieces.
         sentence_objective: `sop` (swap A and B half the time), `nsp` (B from another
             document half the time) or `none` (A and B always in order, label 0).
         single_sentence_chunks: what a chunk of one sentence becomes. `split` (default): the
@@ -49,11 +49,7 @@ class DataPrepOptions:
     max_seq_length: int = 512
     dupe_factor: int = 40
     short_seq_prob: float = 0.1
-    masked_lm_prob: float = 0.15
     max_predictions_per_seq: int = 20
-    ngram: int = 3
-    favor_shorter_ngram: bool = True
-    whole_word_mask: bool = True
     sentence_objective: str = "sop"
     single_sentence_chunks: str = "split"
     random_seed: int = 12345
@@ -62,13 +58,12 @@ class DataPrepOptions:
     strict: bool = False
 
     def __post_init__(self):
+        super().__post_init__()
         checks = [
             (self.max_seq_length >= 5, "max_seq_length must be at least 5"),
             (self.dupe_factor >= 1, "dupe_factor must be at least 1"),
             (0.0 <= self.short_seq_prob <= 1.0, "short_seq_prob must be in [0, 1]"),
-            (0.0 < self.masked_lm_prob < 1.0, "masked_lm_prob must be in (0, 1)"),
             (self.max_predictions_per_seq >= 1, "max_predictions_per_seq must be at least 1"),
-            (self.ngram >= 1, "ngram must be at least 1"),
             (self.sentence_objective in SENTENCE_OBJECTIVES,
              f"sentence_objective must be one of {', '.join(SENTENCE_OBJECTIVES)}, "
              f"got {self.sentence_objective!r}"),
@@ -84,8 +79,12 @@ class DataPrepOptions:
             if not ok:
                 raise DataPrepError(f"option {message}")
 
+    def masking_error(self, name: str, problem: str) -> Exception:
+        return DataPrepError(f"option {name} {problem}")
+
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The options as `manifest.json` and `build.json` record them (and fingerprint)."""
+        return recorded_fields(dataclasses.asdict(self))
 
     @property
     def max_tokens_per_pair(self) -> int:

@@ -2,8 +2,9 @@
 which, no import circles, the library apart from the lab, and the modules that must load
 without TensorFlow.
 
-    albert_tf.io, .text,  the bottom layer (file I/O, text to masked pieces, the record
-    .records              contract): imports none of the others
+    albert_tf.io,         the bottom layer (file I/O, the settings, text to masked pieces,
+    .config, .text,       the record contract): imports none of the others
+    .records
     data_prep             the writer: of ours, imports that bottom layer only
     albert_tf (the rest)  models, training, readers, converters: never data_prep
     albert_lab            the lab (corpora, task folders, the comparison, the ablation runner,
@@ -71,8 +72,9 @@ def graph() -> dict[str, set[str]]:
     return {name: _imports(path, modules) - {name} for name, path in modules.items()}
 
 
-# The bottom of albert_tf that the writer shares: file I/O, text to masked pieces, records.
-BOTTOM = ("albert_tf.io", "albert_tf.text", "albert_tf.records")
+# The bottom of albert_tf that the writer shares: file I/O, the settings (the masking recipe
+# among them), text to masked pieces, records.
+BOTTOM = ("albert_tf.io", "albert_tf.config", "albert_tf.text", "albert_tf.records")
 
 
 def _layer(module: str) -> str:
@@ -95,9 +97,9 @@ def test_every_import_points_down_the_layers(graph):
 # The packages (and root modules) of albert_tf, bottom up; each floor's name says its job.
 FLOORS = (
     ("io",),  # file I/O, the console, the machine: no TensorFlow at import
+    ("config",),  # every setting and its YAML reader: no TensorFlow at import
     ("text",),  # text to masked pieces: no TensorFlow at import
     ("records",),  # the record contract: no TensorFlow at import
-    ("config",),  # every setting and its YAML reader: no TensorFlow at import
     ("tokenization", "flops", "data", "layers", "loop"),  # tokens, input, layers, fit loop
     ("task_data", "preprocessing", "models"),  # task files and scores, in-graph text, models
     ("checkpoints",),  # formats in and out
@@ -108,6 +110,7 @@ FLOORS = (
 )
 # The lab's packages (and root modules), bottom up, all above the library.
 LAB_FLOORS = (
+    ("result_files",),  # the one writer of result files, their pages and Markdown tables
     ("corpora", "comparison"),  # text on this machine; a pretrained start against a random one
     ("task_folders",),  # labelled tasks from registry packages (reads R data via corpora)
     ("ablations", "data_commands"),  # the paper's tables; albert-data corpus and task

@@ -32,17 +32,15 @@ from albert_lab.ablations.table_spec import (
     ExperimentError,
     ExperimentSpec,
 )
+from albert_lab.result_files import write_result
 from albert_tf.config.pretraining import model_config_from_mapping
-from albert_tf.io.files import atomic_write_bytes
 from albert_tf.models.parameters import count_parameters
 
 RANDOM_START = "random_start"  # the folder of the downstream reference row in the work dir
 
 
 RESULTS_JSON = "results.json"
-
-
-RESULTS_MARKDOWN = "results.md"
+RESULTS_MARKDOWN = "results.md"  # results.json's page, so named by `write_result`
 
 
 # Written by hand after a run (what the verdicts mean, what the scale cannot show and what
@@ -203,14 +201,13 @@ def write_report(spec: ExperimentSpec, folders, command: str = "") -> dict[str, 
     }
     if json.loads(json.dumps({**report, "written": previous.get("written")})) == previous:
         report["written"] = previous["written"]  # the same report again: its file unchanged
-    atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_JSON),
-                       json.dumps(report, indent=1).encode())
     parts = ReportParts(spec, results, reference, paper_parameters, command, plots, gains,
                         by_task, plateaus, verdicts,
                         os.path.join(folders.results_dir, NOTES_MARKDOWN))
     lines = [line for section in SECTIONS for line in section(parts)]
-    atomic_write_bytes(os.path.join(folders.results_dir, RESULTS_MARKDOWN),
-                       ("\n".join(lines) + "\n").encode())
+    # results.md is results.json's page (`write_result` writes it beside the JSON).
+    write_result(os.path.join(folders.results_dir, RESULTS_JSON), report,
+                 page="\n".join(lines) + "\n", indent=1, final_newline=False)
     print(f"albert-experiment: wrote {RESULTS_MARKDOWN}, {RESULTS_JSON} and "
           f"{len(plots)} plots to {folders.results_dir}")
     return report
