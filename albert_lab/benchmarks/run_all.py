@@ -173,7 +173,8 @@ def main() -> None:
         return
     suite = [b for b in SUITE if (not args.only or b.name in args.only)
              and (b.quick is not None or not args.quick)]
-    run = {"machine": machine(), "quick": args.quick, "command": shlex.join(sys.argv),
+    run = {"machine": machine(), "quick": args.quick,
+           "command": shlex.join(["python", "-m", f"{PACKAGE}.run_all", *sys.argv[1:]]),
            "started": datetime.datetime.now().isoformat(timespec="seconds"),
            "benchmarks": {}}
     if args.resume and json_path.exists():
