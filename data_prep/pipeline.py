@@ -16,6 +16,7 @@ from typing import Sequence
 
 from albert_tf.io import files
 from albert_tf.io.names import plain_name
+from albert_tf.io.processes import safe_import_path
 from albert_tf.records.tfrecord import write_records
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
@@ -124,8 +125,10 @@ def _run(plan, todo, num_workers):
             yield _build_one(index)
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(min(num_workers, len(todo)), initializer=_start_worker,
-                      initargs=(plan,)) as pool:
+    with safe_import_path():  # the workers never import from the working folder
+        pool = context.Pool(min(num_workers, len(todo)), initializer=_start_worker,
+                            initargs=(plan,))
+    with pool:
         yield from pool.imap_unordered(_build_one, todo)
 
 

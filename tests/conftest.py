@@ -1,13 +1,80 @@
-"""Shared fixtures: tiny configs and built models (TensorFlow on 2 CPU cores is slow)."""
+"""Shared fixtures: tiny configs and built models (TensorFlow on 2 CPU cores is slow), and the
+seed of every random draw.
+
+Determinism: before every fixture's setup and every test's call, Python's `random`, numpy's
+global generator and tf_keras's initializer seeds are seeded from the fixture's or the
+test's name (`seeding.seed_draws`), so no initial weight or data draw depends on which tests
+ran before in the same worker. TensorFlow's own global seed is set once, here, before any
+test: setting it later would destroy the tensorflow-text tokenizers fixtures have built
+(`tests/support/seeding.py` says why). A test whose assertion is a threshold on a random
+quantity takes the `seed` fixture and draws from it; `--seeds FIRST:STOP` runs each such test
+once per seed in that range, which is how `scripts/check_thresholds.py` measures each
+threshold's margin over 50 seeds.
+"""
 
 import os
+import zlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from seeding import seed_draws  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
+
+DEFAULT_SEED = 0
+tf.random.set_seed(DEFAULT_SEED)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--seeds", default=None, metavar="FIRST:STOP",
+                     help="run every test that takes the `seed` fixture once per seed in "
+                          "range(FIRST, STOP) (default: once, with seed 0)")
+
+
+def pytest_generate_tests(metafunc):
+    seeds = metafunc.config.getoption("--seeds")
+    if seeds and _takes_the_seed_fixture(metafunc.definition):
+        first, stop = (int(bound) for bound in seeds.split(":"))
+        metafunc.parametrize("seed", range(first, stop), indirect=True, scope="module")
+
+
+def _takes_the_seed_fixture(function) -> bool:
+    """Whether test `function` takes the `seed` fixture (not seeds of its own parametrize)."""
+    def argnames(marker) -> list[str]:
+        names = marker.args[0] if marker.args else marker.kwargs["argnames"]
+        return [name.strip() for name in names.split(",")] if isinstance(names, str) else names
+    return "seed" in getattr(function, "fixturenames", ()) and not any(
+        "seed" in argnames(marker) for marker in function.iter_markers("parametrize"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """With `--seeds`, only the tests that take the seed run (the others do not vary)."""
+    if config.getoption("--seeds"):
+        kept = [item for item in items if _takes_the_seed_fixture(item)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def seed(request) -> int:
+    """The seed of a test's random draws (initial weights, data): 0, or with `--seeds`
+    each seed of the range in turn."""
+    return getattr(request, "param", DEFAULT_SEED)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    seed_draws(zlib.crc32(f"fixture {fixturedef.argname}".encode()))
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    seed_draws(zlib.crc32(f"test {item.name}".encode()))
+    yield
+
 
 # Two logical CPU devices for tf.distribute tests; must happen before TensorFlow initializes
 # its devices, so here, at collection time, and once for the whole session.

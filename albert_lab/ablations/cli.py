@@ -33,11 +33,12 @@ share of the cores; `ALBERT_FINE_TUNE_WORKERS=N` sets how many.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import shlex
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from albert_tf.cli.command import fail, run_command
 from albert_tf.config import ConfigError
@@ -255,17 +256,38 @@ def _run(args, argv: list[str]) -> int:
     if args.command == "report":
         from albert_lab.ablations.report import check_no_row_is_lost, write_report
         from albert_lab.ablations.runner import sync_records
-        sync_records(spec, folders)  # runs made on another machine, and records to keep
-        check_no_row_is_lost(spec, folders)
-        write_report(spec, folders, command="")
+        from albert_tf.io.owned_folder import FolderLock
+        os.makedirs(folders.results_dir, exist_ok=True)
+        with FolderLock(folders.results_dir, "albert-experiment"):
+            sync_records(spec, folders)  # runs made on another machine, and records to keep
+            check_no_row_is_lost(spec, folders)
+            write_report(spec, folders, command="")
         return 0
     from albert_lab.ablations.runner import run_experiment
     command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
-    report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
+    with experiment_folders(spec, folders):
+        report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
     waiting = [name for name in report["not_run"] if name not in report["cut"]]
     if waiting:
         print(f"albert-experiment: not run yet: {', '.join(waiting)}")
     return 0
+
+
+@contextlib.contextmanager
+def experiment_folders(spec, folders) -> Iterator[None]:
+    """Holds the table's work folder while it runs (`albert_tf.io.owned_folder`: its lock,
+    and a record of the table and scale it holds the variant runs of) and locks its results
+    folder, so two runs of a table never write one folder."""
+    from albert_lab.ablations.report import RANDOM_START
+    from albert_tf.io.owned_folder import FolderLock, owned_folder
+
+    table = {"experiment": spec.name, "scale": spec.scale}
+    variants = [variant.name for variant in spec.variants] + [RANDOM_START]
+    with owned_folder(folders.work_dir, "albert-experiment", table, variants,
+                      legacy_run=lambda: table):
+        os.makedirs(folders.results_dir, exist_ok=True)  # it may be inside the work folder
+        with FolderLock(folders.results_dir, "albert-experiment"):
+            yield
 
 
 def _downstream(args) -> int:

@@ -2,14 +2,16 @@
 
     sudo apt-get install python3.11-doc        # the corpus: Python's documentation sources
     python -m albert_lab.benchmarks.data_build            # seq 128, dupe 2, as the reference figure
+    python -m albert_lab.benchmarks.data_build --source king-james-bible   # sword-text-kjv
     python -m albert_lab.benchmarks.data_build --corpus my_corpus.txt --workers 1,2,4
 
-The corpus is real English assembled from what is on the machine: the reStructuredText
-sources of the Python 3.11 documentation from Debian's `python3.11-doc` package
-(/usr/share/doc/python3.11/html/_sources, about 7 MB of prose after markup is removed; see
-`albert_lab.corpora.local_corpus`), built from 4 copies of it so a run lasts long enough for process
-start-up not to count. A SentencePiece model is trained on it first (not timed; 16,000
-pieces, as much as a 7 MB corpus supports). Each build runs as its own process, timed end
+The corpus is real English assembled from what is on the machine: by default the
+reStructuredText sources of the Python 3.11 documentation from Debian's `python3.11-doc`
+package (/usr/share/doc/python3.11/html/_sources, about 7 MB of prose after markup is
+removed; see `albert_lab.corpora.local_corpus`, whose other sources `--source` names), built
+from 4 copies of it so a run lasts long enough for process start-up not to count. A
+SentencePiece model is trained on it first (not timed; 16,000 pieces, as much as a 7 MB
+corpus supports). Each build runs as its own process, timed end
 to end (reading, normalization, SentencePiece, segments, masking, serialization, writing,
 manifest), and its peak RSS is that of the largest process of its tree. The rate of the
 original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
@@ -69,7 +71,7 @@ def prepare(args, folder: str) -> tuple[str, str, dict]:
         corpus = {"path": args.corpus, "bytes": os.path.getsize(args.corpus),
                   "source": args.corpus}
     else:
-        corpus = make_corpus("python-docs", os.path.join(folder, "python-docs.txt"))
+        corpus = make_corpus(args.source, os.path.join(folder, f"{args.source}.txt"))
     (whole,) = plan_parts(expand_inputs([corpus["path"]]), 1)
     sentences = (sentence for document in read_documents(whole, DataPrepOptions(),
                                                          InputReport())
@@ -306,7 +308,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=None, help="a text file in the original format "
-                        "(default: made from the Python documentation sources)")
+                        "(default: made from --source)")
+    parser.add_argument("--source", default="python-docs", help="the corpus source installed "
+                        "on this machine (albert_lab.corpora.local_corpus.SOURCES), e.g. "
+                        "king-james-bible (apt-get install sword-text-kjv)")
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--vocab_size", type=int, default=16000)
     parser.add_argument("--max_seq_length", type=int, default=128)
@@ -326,8 +331,9 @@ def main():
         measured = memory_scan(args, folder) if args.memory_copies else speed(args, folder)
     result = {"benchmark": "data_prep", **common.machine(),
               "settings": {key: getattr(args, key) for key in (
-                  "vocab_size", "max_seq_length", "dupe_factor", "max_predictions_per_seq",
-                  "num_shards", "shards_per_copy", "copies", "memory_copies")},
+                  "source", "vocab_size", "max_seq_length", "dupe_factor",
+                  "max_predictions_per_seq", "num_shards", "shards_per_copy", "copies",
+                  "memory_copies")},
               "original_examples_per_second_reference": ORIGINAL_EXAMPLES_PER_SECOND,
               **measured, "timestamp": time.time()}
     name = "data_prep_memory" if args.memory_copies else "data_prep"

@@ -289,7 +289,7 @@ def save_huggingface(model, output_dir: str, spm_model: str | None = None,
     else:
         architecture = "AlbertForMaskedLM"
     config = config_to_hf(model.config, architecture)
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-convert", {"to": "huggingface"}) as staging:
         save_file(arrays, os.path.join(staging, SAFETENSORS_FILE), metadata={"format": "pt"})
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             json.dump(config, f, indent=2)

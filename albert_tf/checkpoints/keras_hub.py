@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -29,6 +28,7 @@ from albert_tf.checkpoints.original import assign_original_arrays, build_model, 
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.io.processes import python_module_command
 
 PROJECTION = "bert/encoder/embedding_hidden_mapping_in/"
 TOKENIZER_ASSET = "assets/tokenizer/vocabulary.spm"  # where keras-hub keeps the tokenizer
@@ -66,7 +66,8 @@ def config_from_keras_hub(values: dict, source: str) -> AlbertConfig:
 
 def _run_worker(*arguments: str) -> None:
     """Runs the Keras 3 worker; its error output becomes the CheckpointError's message."""
-    command = [sys.executable, "-m", "albert_tf.checkpoints.keras_hub_worker", *arguments]
+    # The safe path: a keras_hub.py in the user's working folder is never imported instead.
+    command = python_module_command("albert_tf.checkpoints.keras_hub_worker", *arguments)
     environment = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2"}
     environment.pop("TF_USE_LEGACY_KERAS", None)  # the worker needs Keras 3
     finished = subprocess.run(command, capture_output=True, text=True, env=environment)
@@ -87,7 +88,8 @@ def save_keras_hub(model, output_dir: str, spm_model: str | None = None) -> str:
     if PROJECTION + "kernel" not in arrays:  # E = H: keras-hub projects anyway
         arrays[PROJECTION + "kernel"] = np.eye(encoder.config.hidden_size, dtype=np.float32)
         arrays[PROJECTION + "bias"] = np.zeros(encoder.config.hidden_size, np.float32)
-    with staged_folder(output_dir) as staging, tempfile.TemporaryDirectory() as scratch:
+    with staged_folder(output_dir, "albert-convert", {"to": "keras_hub"}) as staging, \
+            tempfile.TemporaryDirectory() as scratch:
         arrays_path = os.path.join(scratch, "arrays.npz")
         config_path = os.path.join(scratch, "config.json")
         np.savez(arrays_path, **arrays)

@@ -185,7 +185,8 @@ def save_model_folder(model: AlbertEncoder | AlbertPretrainer, output_dir: str,
                             data=DataConfig(max_seq_length=min(
                                 max_seq_length, model.config.max_position_embeddings)))
     name = checkpoint_name(global_step)
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-convert",
+                       {"to": "ours", **(conversion or {})}) as staging:
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             yaml.safe_dump(config.to_dict(), f, sort_keys=False)
         checkpoints = run_folders(staging)["checkpoints"]

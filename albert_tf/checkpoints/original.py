@@ -27,6 +27,7 @@ import tensorflow as tf
 from albert_tf.checkpoints.original_config import read_original_config, to_original_config
 from albert_tf.checkpoints.reading import (
     CheckpointError,
+    check_finite,
     check_variables,
     checkpoint_shapes,
     read_arrays,
@@ -146,11 +147,13 @@ def assign_original_arrays(model: AlbertEncoder | AlbertPretrainer,
                            arrays: Mapping[str, np.ndarray], source: str,
                            ignored: Iterable[str] = TRAINING_STATE) -> None:
     """Loads {original name: array} into `model`, after checking every name and shape
-    (a CheckpointError lists all problems; nothing is assigned then)."""
+    (a CheckpointError lists all problems, NaN and infinity included; nothing is assigned
+    then)."""
     variables = original_variables(model)
     check_variables({name: entry.original_shape for name, entry in variables.items()},
                     {name: tuple(np.shape(array)) for name, array in arrays.items()},
                     source, ignored)
+    check_finite({name: arrays[name] for name in variables}, source)
     for name, entry in variables.items():
         value = tf.cast(arrays[name], entry.variable.dtype)
         entry.variable.assign(tf.transpose(value) if entry.transposed else value)
@@ -246,7 +249,7 @@ def save_original(model: AlbertEncoder | AlbertPretrainer, output_dir: str, glob
     config_json = to_original_config(model.config)
     arrays["global_step"] = np.asarray(global_step, np.int64)
     name = f"model.ckpt-{global_step}"
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-convert", {"to": "original"}) as staging:
         write_name_based_checkpoint(os.path.join(staging, name), arrays)
         write_checkpoint_state(staging, name)
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:

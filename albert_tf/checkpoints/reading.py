@@ -23,6 +23,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.loop.finite import non_finite_message, non_finite_weights
+
 VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _MAX_LISTED = 40  # names listed per kind of problem before "... and N more"
@@ -113,6 +115,14 @@ def read_arrays(prefix: str, keys: Iterable[str] | None = None) -> dict[str, np.
     return arrays
 
 
+def check_finite(arrays: Mapping[str, np.ndarray], source: str) -> None:
+    """Raises a CheckpointError naming every array of `arrays` (weights about to be loaded)
+    that holds NaN or infinity."""
+    found = non_finite_weights({_display(name): array for name, array in arrays.items()})
+    if found:
+        raise CheckpointError(non_finite_message(source, found))
+
+
 def check_variables(expected: Mapping[str, tuple[int, ...]],
                     found: Mapping[str, tuple[int, ...]], source: str,
                     ignored: Iterable[str] = ()) -> None:
@@ -183,7 +193,7 @@ def restore_checked(root, prefix: str, variables: Iterable[tf.Variable],
     than optimizer slots, step counters, `root`'s other variables, such as metrics, and
     keys matching the regular expressions `ignored`)
     raises a CheckpointError listing them all. Then every tensor is read and checksummed,
-    and only then assigned: all or nothing.
+    and checked for NaN and infinity, and only then assigned: all or nothing.
     """
     wanted = {id(variable) for variable in variables}
     paths = trackable_variable_paths(root)
@@ -195,5 +205,6 @@ def restore_checked(root, prefix: str, variables: Iterable[tf.Variable],
     check_variables({path: tuple(variable.shape) for path, variable in targets.items()},
                     found, prefix, ignored=(*_TRAINING_STATE, *ignored))
     arrays = read_arrays(prefix, targets)
+    check_finite(arrays, prefix)
     for path, variable in targets.items():
         variable.assign(arrays[path].astype(variable.dtype.as_numpy_dtype))

@@ -6,7 +6,8 @@ bad flag:
     def main(argv=None) -> int:
         return run_command("albert-pretrain", _parser(), _run, argv, _user_errors)
 
-`ConfigError` is always such an error; a command names the others it expects (imported when
+`ConfigError` and `FolderError` (a folder that is another run's, or in use) are always such
+errors; a command names the others it expects (imported when
 one is raised, so the command starts without loading TensorFlow). Anything else is a bug
 and keeps its traceback.
 """
@@ -21,6 +22,7 @@ import yaml
 
 from albert_tf.config import ConfigError
 from albert_tf.io.console import quiet_tensorflow
+from albert_tf.io.owned_folder import FolderError
 
 USER_ERROR_EXIT = 2
 
@@ -35,13 +37,14 @@ def run_command(prog: str, parser: argparse.ArgumentParser,
                 run: Callable[[argparse.Namespace], int], argv: Sequence[str] | None = None,
                 user_errors: Callable[[], tuple[type[Exception], ...]] = tuple) -> int:
     """Parses `argv` with `parser` (which has `--verbose`: `add_verbose_flag`) and returns
-    `run(args)`; a `ConfigError` or one of `user_errors()` is reported by `fail`."""
+    `run(args)`; a `ConfigError`, `FolderError` or one of `user_errors()` is reported by
+    `fail`."""
     args = parser.parse_args(argv)
     with quiet_tensorflow(args.verbose):
         try:
             return run(args)
         except Exception as error:  # noqa: BLE001 (re-raised unless a user error)
-            if isinstance(error, (ConfigError, *user_errors())):
+            if isinstance(error, (ConfigError, FolderError, *user_errors())):
                 return fail(prog, error)
             raise
 

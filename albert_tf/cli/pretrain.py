@@ -9,7 +9,9 @@
     albert-pretrain --config my_domain.yaml --init_checkpoint albert_base/ --init_format original
 
 Running the same command again resumes an interrupted run from its last backup (weights,
-optimizer, step and data position) and leaves a finished one as it is.
+optimizer, step and data position) and leaves a finished one as it is; with a larger
+train.train_steps it continues a finished run from its last checkpoint. Any other change of
+settings on the same train.model_dir is refused, naming the fields.
 """
 
 from __future__ import annotations
@@ -85,8 +87,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from albert_tf.checkpoints.reading import CheckpointError
     from albert_tf.data.validation import DataError
     from albert_tf.loop.cluster import ClusterError, PeerLostError
+    from albert_tf.loop.finite import NonFiniteError
 
-    return (DataError, CheckpointError, ClusterError, PeerLostError)
+    return (DataError, CheckpointError, ClusterError, PeerLostError, NonFiniteError)
 
 
 def _run(args) -> int:

@@ -29,7 +29,7 @@ def write_ids_folder(output_dir: str, model_file: str, model_bytes: bytes, spm_m
         lower_case: whether the client lower-cases text.
         facts: the rest of `albert_export.json` (format, source, options, model config).
     """
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-export", {"format": model_file}) as staging:
         with open(os.path.join(staging, model_file), "wb") as file:
             file.write(model_bytes)
         spm_name = os.path.basename(spm_model)

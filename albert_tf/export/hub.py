@@ -150,7 +150,7 @@ def export_hub(model, spm_model: str, output_dir: str, options: HubOptions,
     checked_tokenizer(spm_model, config, options.default_seq_length)
     preprocessor = preprocessor_object(spm_model, options, config.max_position_embeddings)
     encoder = encoder_object(model, spm_model)
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-export", {"format": "hub"}) as staging:
         tf.saved_model.save(preprocessor, os.path.join(staging, PREPROCESSOR), signatures={
             "serving_default": _signature(preprocessor.__call__, _text_spec())})
         tf.saved_model.save(encoder, os.path.join(staging, ENCODER), signatures={

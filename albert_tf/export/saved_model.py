@@ -193,7 +193,7 @@ def export_saved_model(model, spm_model: str, output_dir: str,
     """
     serving = AlbertServing(model, spm_model, options)
     signatures = serving.signatures()
-    with staged_folder(output_dir) as staging:
+    with staged_folder(output_dir, "albert-export", metadata) as staging:
         tf.saved_model.save(serving.root(), staging, signatures=signatures)
         os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
         facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),

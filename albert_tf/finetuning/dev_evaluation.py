@@ -5,12 +5,14 @@ step."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Callable
 
 import tensorflow as tf
 import tf_keras
 
+from albert_tf.checkpoints.reading import restore_checked
 from albert_tf.io.files import atomic_write_bytes
 
 BEST_FILE = "best.json"
@@ -22,6 +24,14 @@ def weights_checkpoint(model) -> tf.train.Checkpoint:
     return tf.train.Checkpoint(encoder=model.encoder, head=model.head)
 
 
+def restore_weights(model, checkpoint: str) -> None:
+    """Restores every weight of the task model (encoder and head) from a `best/ckpt-N` of
+    its run; a weight the checkpoint lacks, or of another shape, or NaN or infinity in it,
+    is a CheckpointError naming them, and nothing is restored then."""
+    restore_checked(weights_checkpoint(model), checkpoint,
+                    [*model.encoder.weights, *model.head.weights])
+
+
 def read_best(model_dir: str) -> dict | None:
     """`{"step", "checkpoint", "metric", "value", "metrics"}` of the best evaluation so far."""
     path = os.path.join(model_dir, BEST_FILE)
@@ -31,11 +41,20 @@ def read_best(model_dir: str) -> dict | None:
         return json.load(f)
 
 
+def is_better(score: float, best: dict | None) -> bool:
+    """Whether a dev score beats the best so far (`read_best`'s record, None before the
+    first): a NaN or infinite score never does, and any finite one beats a NaN a run made
+    before this check recorded."""
+    return math.isfinite(score) and (best is None or not math.isfinite(best["value"])
+                                     or score > best["value"])
+
+
 class DevEvaluation(tf_keras.callbacks.Callback):
     """At every epoch end (every `eval_every_steps`), scores the dev set with `evaluate()` ->
     {split: {metric: value}}; logs it (console, TensorBoard run `dev`, `eval_history.jsonl`)
-    and, when `metric` on the first split beats the best so far, saves the model as
-    `best/ckpt-<step>` and records it in `best.json` (the previous best is deleted after).
+    and, when `metric` on the first split beats the best so far (`is_better`: never a NaN),
+    saves the model as `best/ckpt-<step>` and records it in `best.json` (the previous best is
+    deleted after).
 
     Args:
         evaluate: the function that predicts and scores the dev splits.
@@ -66,12 +85,13 @@ class DevEvaluation(tf_keras.callbacks.Callback):
         with open(os.path.join(self.model_dir, HISTORY_FILE), "a", encoding="utf-8") as f:
             f.write(json.dumps({"step": step, **results}) + "\n")
         best = read_best(self.model_dir)
-        improved = best is None or first[self.metric] > best["value"]
+        improved = is_better(first[self.metric], best)
         shown = ", ".join(f"{name} {value:.4f}" for name, value in first.items())
         print(f"\nstep {step}: dev {shown}" + ("  (best so far)" if improved else ""))
         if improved:
             self._save_best(step, first, best)
-        elif self.patience_steps and step - best["step"] >= self.patience_steps:
+        elif best is not None and self.patience_steps and \
+                step - best["step"] >= self.patience_steps:
             print(f"stopping early at step {step}: dev {self.metric} has not beaten step "
                   f"{best['step']}'s {best['value']:.4f} for {step - best['step']} steps")
             self.model.stop_training = True

@@ -11,7 +11,7 @@ from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.config import AlbertConfig
 from albert_tf.config.finetuning import FinetuneConfig
 from albert_tf.config.schema import load_yaml_mapping
-from albert_tf.finetuning.dev_evaluation import read_best, weights_checkpoint
+from albert_tf.finetuning.dev_evaluation import read_best, restore_weights
 from albert_tf.models.encoder import INPUT_NAMES
 
 FINETUNE_CONFIG_FILE = "finetune.yaml"
@@ -55,6 +55,6 @@ def load_finetuned(model_dir: str, checkpoint: str | None = None) -> FinetunedMo
     model = task.build_model(model_config)
     shape = (1, 4, 2) if task.kind == "multiple_choice" else (1, 2)
     model({name: np.zeros(shape, np.int32) for name in INPUT_NAMES}, training=False)
-    weights_checkpoint(model).read(checkpoint).assert_existing_objects_matched()
+    restore_weights(model, checkpoint)
     step = int(os.path.basename(checkpoint).rsplit("-", 1)[-1])
     return FinetunedModel(model, config, step, checkpoint)

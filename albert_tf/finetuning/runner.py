@@ -13,9 +13,13 @@ A run's folder (`train.model_dir`):
     predictions/         test-set files for the leaderboards (and dev predictions)
     backup/              Keras BackupAndRestore state (deleted at the end)
     tensorboard/
+    .albert-folder.json  the run's settings (`io/owned_folder.py`); `.albert-lock` while it runs
 
 Running the same command again resumes an interrupted run (weights, optimizer, step, data
-position and the best score so far) and leaves a finished one as it is.
+position and the best score so far) and leaves a finished one as it is; other settings on
+the same folder are refused, naming the fields, and so is a second command while one runs
+(`same_run.py`). A loss that becomes NaN or infinite stops the run with an error naming the
+step; a NaN dev score is never the best.
 """
 
 from __future__ import annotations
@@ -37,21 +41,23 @@ from albert_tf.config.finetuning import FinetuneConfig
 from albert_tf.config.precision import precision_policy
 from albert_tf.finetuning import datasets as task_data
 from albert_tf.finetuning.dev_evaluation import (
+    HISTORY_FILE,
     DevEvaluation,
     StopAtStep,
     read_best,
-    weights_checkpoint,
+    restore_weights,
 )
 from albert_tf.finetuning.feature_cache import CachedFeatures, cache_key, cached_features
 from albert_tf.finetuning.head_prior import start_head_at_prior
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
-from albert_tf.finetuning.same_run import check_same_run
+from albert_tf.finetuning.same_run import finetuning_folder
 from albert_tf.finetuning.stuck import stuck_note
 from albert_tf.finetuning.task_kinds import FinetuneTask, get_task
 from albert_tf.io.files import atomic_write_bytes, file_digest, read_bytes
 from albert_tf.loop.backup import StepBackup, backup_step
 from albert_tf.loop.distribute import check_global_batch, create_strategy, resolve_jit_compile
+from albert_tf.loop.finite import StopAtNonFiniteLoss
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.precision import run_precision
 from albert_tf.loop.step_callbacks import TrainingScalars
@@ -204,22 +210,29 @@ def _training_data(strategy, config: FinetuneConfig, task, features, start_step:
 
 
 def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
-    """Fine-tunes (or resumes, or finds finished) the run `config` describes."""
+    """Fine-tunes (or resumes, or finds finished) the run `config` describes, holding its
+    folder meanwhile (`same_run.finetuning_folder`)."""
     task = get_task(config)
     config = task.check_inputs()  # the user's own files: all read and checked before any write
-    model_dir = config.train.model_dir
-    check_same_run(config, model_dir)
-    results_path = os.path.join(model_dir, RESULTS_FILE)
+    results_path = os.path.join(config.train.model_dir, RESULTS_FILE)
     if os.path.exists(results_path):
-        with open(results_path, encoding="utf-8") as f:
-            finished = json.load(f)
-        print(f"albert-finetune: {model_dir} is finished (step {finished['best_step']}); "
-              f"not training again")
+        with finetuning_folder(config):  # the same run's, or an error naming what differs
+            with open(results_path, encoding="utf-8") as f:
+                finished = json.load(f)
+        print(f"albert-finetune: {config.train.model_dir} is finished (step "
+              f"{finished['best_step']}); not training again")
         return FinetuneResult(**finished)
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
     pretrained = load_pretrained_encoder(config)
+    with finetuning_folder(config):
+        return _train(config, strategy, jit_compile, task, pretrained)
+
+
+def _train(config, strategy, jit_compile, task, pretrained) -> FinetuneResult:
+    """Writes the run's files, prepares the splits, builds the task model and fits it."""
+    model_dir = config.train.model_dir
     config = _write_run_files(config, pretrained)
     print(f"albert-finetune: {task.name} from {pretrained.source}")
     tokenizer = AlbertTokenizer(config.model.spm_model, config.model.lower_case)
@@ -264,6 +277,7 @@ def _fit(config, strategy, task, model, train, dev) -> None:
     # The evaluation runs before the backup at an epoch's end, so a resumed run never skips
     # an evaluation (a crash between the two repeats it).
     callbacks = [
+        StopAtNonFiniteLoss(config.train.steps_per_execution),  # first: before any save
         DevEvaluation(lambda: _dev_scores(model, task, dev, config),
                       model_dir, task.primary_metric, log_dir,
                       patience_steps=config.train.early_stopping_evals * every),
@@ -283,8 +297,9 @@ def _finish(config, task, model, prepare, dev) -> FinetuneResult:
     model_dir = config.train.model_dir
     best = read_best(model_dir)
     if best is None:
-        raise ConfigError(f"{model_dir}: no dev evaluation was recorded")
-    weights_checkpoint(model).read(os.path.join(model_dir, best["checkpoint"])).assert_consumed()
+        raise ConfigError(f"{model_dir}: no dev evaluation gave a finite {task.primary_metric} "
+                          f"(see {HISTORY_FILE}), so no checkpoint was kept")
+    restore_weights(model, os.path.join(model_dir, best["checkpoint"]))
     output_dir = os.path.join(model_dir, "predictions")
     os.makedirs(output_dir, exist_ok=True)
     written, scores, test_scores, constants = [], {}, {}, {}

@@ -1,6 +1,7 @@
 """A fine-tuning folder holds one run. Asked for again with other settings, it says so
 instead of returning the finished run it holds, or resuming an interrupted one under another
-recipe.
+recipe; while one command runs on it, another is refused (`albert_tf.io.owned_folder`: the
+folder's lock and its record of the run's settings).
 
 Compared is what the run computes: the task, the model, the optimizer, the training recipe
 and the data's lengths. Not compared: paths (the checkpoint, tokenizer, model config, data
@@ -9,17 +10,26 @@ checkpoint when the run starts), how the run is spread over devices and batched 
 (it may resume on other hardware), and what is only shown. A field the stored run does not
 have (added to the package after the run was made) is not compared either.
 
-    check_same_run(config, "runs/mrpc")  # ConfigError: ... optimizer.learning_rate: 2e-05 -> 3e-05
+    with finetuning_folder(config):  # FolderError: ... optimizer.learning_rate: 2e-05 -> 3e-05
+        ...
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from albert_tf.config.schema import ConfigError, load_yaml_mapping, setting_differences
-from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE
+from albert_tf.config.schema import ConfigError, load_yaml_mapping
+from albert_tf.finetuning.restore import FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE
+from albert_tf.io.owned_folder import owned_folder, settings_without
+from albert_tf.loop.precision import PRECISION_FILE
 
+COMMAND = "albert-finetune"
+# What albert-finetune writes in its folder (runner.py's docstring shows the layout).
+OWN_FILES = (FINETUNE_CONFIG_FILE, MODEL_CONFIG_FILE, "*.model", "features", "best",
+             "best.json", "eval_history.jsonl", "eval_results.json", "predictions", "backup",
+             "tensorboard", PRECISION_FILE)
 NOT_COMPARED = {
     "model": ("init_checkpoint", "spm_model", "config", "lower_case"),
     "data": ("data_dir", "train_file", "dev_file", "test_file", "cache_dir", "static_shapes",
@@ -30,37 +40,31 @@ NOT_COMPARED = {
 }
 
 
-def _compared(settings: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
-    """`settings` without the fields that are not compared, nor those `other` lacks."""
-    compared = {}
-    for section, values in settings.items():
-        if section not in other or (section in NOT_COMPARED
-                                     and NOT_COMPARED[section] is None):
-            continue
-        if isinstance(values, Mapping):
-            skipped = NOT_COMPARED.get(section) or ()
-            other_section = other[section] if isinstance(other[section], Mapping) else {}
-            values = {key: value for key, value in values.items()
-                      if key not in skipped and key in other_section}
-        compared[section] = values
-    return compared
+def run_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A fine-tuning config's settings (`FinetuneConfig.to_dict()` or a stored
+    finetune.yaml) without the fields that are not compared."""
+    return settings_without(settings, NOT_COMPARED)
 
 
-def check_same_run(config, model_dir: str) -> None:
-    """Raises ConfigError naming the fields in which `config` (a FinetuneConfig) differs from
-    the run already in `model_dir`; nothing when the folder holds no run."""
+def stored_settings(model_dir: str) -> dict[str, Any] | None:
+    """The settings in the finetune.yaml of a folder made before folders had records (None
+    without one); a damaged file is a ConfigError naming it."""
     path = os.path.join(model_dir, FINETUNE_CONFIG_FILE)
     if not os.path.exists(path):
-        return
+        return None
     stored = load_yaml_mapping(path)  # a corrupt file: an error naming the file and line
     if not stored:
         raise ConfigError(f"{path} is empty: expected the settings albert-finetune writes; "
                           f"delete the folder to start again")
-    requested = config.to_dict()
-    differences = setting_differences(_compared(stored, requested),
-                                      _compared(requested, stored))
-    if differences:
-        shown = "; ".join(differences[:5]) + ("; ..." if len(differences) > 5 else "")
-        raise ConfigError(f"{model_dir} holds a fine-tuning run made with other settings "
-                          f"({shown}); give another --model_dir, or delete the folder to "
-                          f"start again")
+    return run_settings(stored)
+
+
+@contextlib.contextmanager
+def finetuning_folder(config) -> Iterator[None]:
+    """Holds `config.train.model_dir` (a FinetuneConfig's) while the run uses it: refuses,
+    naming the fields, a folder of a run with other settings, and a folder with files
+    albert-finetune did not write."""
+    model_dir = config.train.model_dir
+    with owned_folder(model_dir, COMMAND, run_settings(config.to_dict()), OWN_FILES,
+                      legacy_run=lambda: stored_settings(model_dir)):
+        yield

@@ -25,6 +25,9 @@ Entering:
 3. with `overwrite`, deletes the existing files the record names (never another file, never
    the folder), then writes the record for this run.
 
+A command that fails before writing anything leaves the folder as it found it (no record; no
+folder if it made it).
+
 The lock needs a filesystem with exclusive create: a local disk or a network filesystem
 mounted on the host. TensorFlow's filesystems (`gs://`, `s3://`, `hdfs://` through
 `tf.io.gfile`) have none, so such a folder is not locked: the record still refuses another
@@ -43,6 +46,7 @@ import os
 import secrets
 import socket
 import sys
+import time
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from albert_tf.io import files
@@ -160,8 +164,6 @@ class FolderLock:
     def _wait_or_break(self) -> None:
         """Raises FolderError naming a live holder; removes a stale lock file; waits for one
         being written."""
-        import time
-
         holder = _read_holder(self.path)
         if holder is None:  # being written or removed just now: look again
             for _ in range(20):
@@ -177,7 +179,8 @@ class FolderLock:
                 return
         if not holder.is_gone():
             raise FolderError(f"{self.folder} is in use by {holder}; wait for it to end or "
-                              f"use another folder (its lock: {self.path})")
+                              f"use another folder (if no such command runs, delete its lock "
+                              f"{self.path})")
         with _serialized(os.path.dirname(self.path) or "."):
             if _read_holder(self.path) == holder:
                 os.remove(self.path)
@@ -231,6 +234,20 @@ def write_record(folder: str, record: FolderRecord) -> None:
     files.atomic_write_bytes(os.path.join(folder, RECORD_FILE), text.encode())
 
 
+def settings_without(settings: Mapping[str, Any],
+                     skipped: Mapping[str, Iterable[str] | None]) -> dict[str, Any]:
+    """`settings` (section -> field -> value) without the fields `skipped` names per
+    section (None: the whole section): the part of a run config that is the run."""
+    kept = {}
+    for section, values in settings.items():
+        fields = skipped.get(section, ())
+        if fields is None:
+            continue
+        kept[section] = ({key: value for key, value in values.items() if key not in fields}
+                         if isinstance(values, Mapping) else values)
+    return kept
+
+
 def _flat(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat = {}
     for key, value in mapping.items():
@@ -256,7 +273,7 @@ def run_differences(stored: Mapping[str, Any], requested: Mapping[str, Any],
 
 def _short(value: Any, limit: int = 120) -> str:
     shown = repr(value)
-    return shown if len(shown) <= limit else shown[:limit - 5] + " ...]"
+    return shown if len(shown) <= limit else shown[:limit - 4] + " ..."
 
 
 def entries(folder: str) -> list[str]:
@@ -329,18 +346,31 @@ def owned_folder(folder: str, command: str, run: Mapping[str, Any], own_files: I
         legacy_run: reads the run of a folder made before records were kept (None: no such
             folder is taken over).
     """
+    created = not files.exists(folder)
     files.makedirs(folder)
-    with FolderLock(folder, command):
-        record = FolderRecord(command, json.loads(json.dumps(run)), sorted(set(own_files)))
-        stored = read_record(folder)
-        if stored is None:
-            _check_unrecorded(folder, command, run, record, may_differ, overwrite, legacy_run)
-        else:
-            _check_record(folder, stored, command, run, may_differ, overwrite)
-            if overwrite:
-                deleted = delete_recorded_files(folder, stored)
-                if deleted:
-                    print(f"{command}: --overwrite deleted {len(deleted)} file(s) of the "
-                          f"earlier run in {folder}: {_listed(deleted)}")
-        write_record(folder, record)
-        yield record
+    try:
+        with FolderLock(folder, command):
+            record = FolderRecord(command, json.loads(json.dumps(run)), sorted(set(own_files)))
+            stored = read_record(folder)
+            if stored is None:
+                _check_unrecorded(folder, command, run, record, may_differ, overwrite,
+                                  legacy_run)
+            else:
+                _check_record(folder, stored, command, run, may_differ, overwrite)
+                if overwrite:
+                    deleted = delete_recorded_files(folder, stored)
+                    if deleted:
+                        print(f"{command}: --overwrite deleted {len(deleted)} file(s) of the "
+                              f"earlier run in {folder}: {_listed(deleted)}")
+            found = entries(folder)
+            write_record(folder, record)
+            try:
+                yield record
+            except BaseException:
+                if stored is None and entries(folder) == found:  # it failed before writing
+                    files.remove(os.path.join(folder, RECORD_FILE))
+                raise
+    except BaseException:
+        if created and files.isdir(folder) and not files.listdir(folder):
+            files.rmtree(folder)  # made for a command that wrote nothing: gone again
+        raise

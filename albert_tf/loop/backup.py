@@ -8,6 +8,7 @@ run repeats those k - 1 steps (on the batches after the recorded position) and i
 counter, the learning-rate schedule with it, ends k - 1 steps past `train_steps` (a 1,500
 step run resumed once with k = 20 ended at step 1,519). `StepBackup` records the step the
 call ended at, which is where the saved weights are. With k = 1 the two are the same.
+A backup whose weights hold NaN or infinity is refused when it is restored.
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ import os
 import tensorflow as tf
 import tf_keras
 
+from albert_tf.loop.finite import check_finite_variables
+
 
 class StepBackup(tf_keras.callbacks.BackupAndRestore):
     """`tf_keras.callbacks.BackupAndRestore` that records the step the backed-up weights
     are at, also when each `train_function` call runs several steps (module docstring).
     Same arguments; `save_freq` counts `train_function` calls, as Keras's does."""
+
+    def on_train_begin(self, logs=None):
+        restoring = tf.io.gfile.isdir(os.path.join(self.backup_dir, "chief"))  # backup_step's
+        super().on_train_begin(logs)
+        if restoring and self.model.built:  # (an unbuilt model restores as it builds)
+            check_finite_variables(self.model.weights, f"the backup in {self.backup_dir}")
 
     def on_train_batch_begin(self, batch, logs=None):
         """Records nothing: the position is recorded when the call has ended."""

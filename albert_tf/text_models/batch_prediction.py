@@ -25,7 +25,7 @@ from tqdm import tqdm
 from albert_tf.export.loading import load_saved_model
 from albert_tf.task_data import predicted_rows
 from albert_tf.task_data.examples import TaskDataError
-from albert_tf.task_data.table_files import TableRow, read_table
+from albert_tf.task_data.table_files import TableRow, read_table, table_format
 from albert_tf.text_models.classifier import TextClassifier, TextRegressor
 from albert_tf.text_models.multiple_choice import TextMultipleChoice
 from albert_tf.text_models.span_extractor import TextSpanExtractor
@@ -156,20 +156,25 @@ def predict_file(predictor: Predictor, input_path: str, output_path: str,
     """Writes `output_path` (its own format, by extension): every row of `input_path` with
     its prediction columns; returns the number of rows."""
     columns = predicted_rows.output_columns(input_path, predictor.added_columns)
-    with tqdm(total=_line_count(input_path), unit=" rows", desc="albert-predict",
+    with tqdm(total=_row_estimate(input_path), unit=" rows", desc="albert-predict",
               disable=not progress) as bar:
         run = _FileRun(predictor, input_path, batch_size, bar)
-        return predicted_rows.write_predicted_rows(output_path, columns, run.rows())
+        written = predicted_rows.write_predicted_rows(output_path, columns, run.rows())
+        bar.total = written  # the estimate is off when quoted fields hold line breaks
+        bar.refresh()
+    return written
 
 
-def _line_count(path: str, block_bytes: int = 1 << 20) -> int:
-    """The file's lines (about its rows: a header and quoted line breaks count too), read a
-    block at a time."""
-    count = 0
+def _row_estimate(path: str, block_bytes: int = 1 << 20) -> int:
+    """The file's rows, read a block at a time: its lines (one more when the last has no line
+    break), less the header of CSV and TSV; quoted line breaks in CSV count as rows."""
+    lines, last = 0, b"\n"
     with open(path, "rb") as f:
         while block := f.read(block_bytes):
-            count += block.count(b"\n")
-    return count
+            lines += block.count(b"\n")
+            last = block[-1:]
+    lines += last != b"\n"
+    return max(lines - (table_format(path) != "jsonl"), 0)
 
 
 class _FileRun:

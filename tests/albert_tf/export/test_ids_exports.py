@@ -105,7 +105,8 @@ def test_the_folder_holds_the_model_its_tokenizer_and_client(ids_folder):
     assert facts["digit_comma_pieces"]  # the released-style vocabulary has "5,"
     model_file = {"tflite": "model.tflite", "onnx": "model.onnx"}[facts["format"]]
     assert sorted(path.name for path in ids_folder.iterdir()) == sorted([
-        "30k-clean.model", "albert_export.json", "albert_client.py", model_file])
+        ".albert-folder.json", "30k-clean.model", "albert_export.json", "albert_client.py",
+        model_file])
     if facts["format"] == "tflite":
         from ai_edge_litert.interpreter import Interpreter
 

@@ -9,16 +9,20 @@ import importlib.util
 
 import numpy as np
 import pytest
-from export_cases import MAX_SEQ_LENGTH, PAIRS
+from export_cases import LONG, MAX_SEQ_LENGTH, PAIRS
 from helpers import randomize_weights
 
 from albert_tf.export.litert import LiteRTOptions, export_litert
 from albert_tf.export.onnx import OnnxOptions, export_onnx
+from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import (
     AlbertAnswerabilitySpanLabeler,
     AlbertMultipleChoice,
     AlbertSpanLabeler,
 )
+from albert_tf.task_data.examples import SquadExample
+from albert_tf.task_data.squad import convert_examples
+from albert_tf.task_data.squad_postprocess import predict_answers
 
 # Beside the encoder's pooled_output and sequence_output, what each task model serves on
 # one (batch, length) row per question/context (for RACE, per passage and option).
@@ -51,7 +55,7 @@ def task(request, pretrainer, python_tokenizer):
 
 @pytest.mark.parametrize("export_format", sorted(EXPORTERS))
 def test_task_outputs_through_the_client_equal_keras(task, export_format, released_style_model,
-                                                      tmp_path):
+                                                      python_tokenizer, tmp_path):
     model, names, ids, expected = task
     folder = EXPORTERS[export_format](model, released_style_model, str(tmp_path / "export"))
     spec = importlib.util.spec_from_file_location(f"client_{export_format}",
@@ -71,3 +75,22 @@ def test_task_outputs_through_the_client_equal_keras(task, export_format, releas
             assert outputs[name].dtype == np.float32, name
             np.testing.assert_allclose(outputs[name], expected[name], rtol=1e-6, atol=1e-5,
                                        err_msg=name)
+    if "start_logits" in names:  # SQuAD over a context of many windows, answers as text
+        assert squad_answers(client.AlbertClient(folder).run_ids, python_tokenizer) == (
+            squad_answers(lambda ids: model(ids, training=False), python_tokenizer))
+
+
+def squad_answers(run_ids, tokenizer) -> dict[str, list]:
+    """Each question's ranked answer texts over `LONG` (windows of 24 pieces, 8 apart), from
+    the start and end logits `run_ids` gives on the windows' ids."""
+    examples = [SquadExample("year", "which year was he in the cafe?", LONG),
+                SquadExample("words", "of and in to", LONG)]
+    features = convert_examples(examples, tokenizer, max_seq_length=MAX_SEQ_LENGTH,
+                                doc_stride=8, max_query_length=8)
+    assert len(features["input_word_ids"]) > 20  # the context spans many windows
+    logits = run_ids({name: features[name] for name in INPUT_NAMES})
+    nbest = predict_answers(examples, features, np.asarray(logits["start_logits"]),
+                            np.asarray(logits["end_logits"]), n_best_size=5).nbest
+    answers = {key: [candidate["text"] for candidate in ranked] for key, ranked in nbest.items()}
+    assert all(texts and texts[0] for texts in answers.values()), answers
+    return answers

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -194,9 +195,9 @@ def test_classification_reaches_high_dev_accuracy_and_writes_the_leaderboard_fil
     assert finetune("sst2", task_files["sst2"], pretrained, model_dir, *SST2_RECIPE,
                     "optimizer.learning_rate=2e-3", "optimizer.bias_correction=true") == 2
     error = capsys.readouterr().err
-    assert f"{model_dir} holds a fine-tuning run made with other settings" in error
-    assert ("optimizer.bias_correction: False -> True; optimizer.learning_rate: 0.001 -> "
-            "0.002") in error
+    assert (f"{model_dir} holds another albert-finetune run; its settings differ in 2 "
+            f"field(s): optimizer.bias_correction: False -> True; optimizer.learning_rate: "
+            f"0.001 -> 0.002") in error
 
 
 def test_several_steps_per_execution_train_and_predict_every_row(pretrained, task_files,
@@ -291,6 +292,44 @@ def test_a_run_stops_early_once_dev_stops_improving(pretrained, task_files, tmp_
     assert json.loads((model_dir / "eval_results.json").read_text())["best_step"] == 5
     assert "stopping early at step 15: dev accuracy has not beaten step 5's" in (
         capsys.readouterr().out)
+
+
+def test_a_nan_first_dev_score_never_counts_as_the_best(pretrained, task_files, tmp_path,
+                                                       monkeypatch):
+    """The first evaluation scores NaN (as a diverged model's would), the second a number:
+    the second is the best, and the run's result is its checkpoint."""
+    from albert_tf.finetuning import runner
+
+    real, calls = runner._dev_scores, []
+
+    def nan_first(*args):
+        calls.append(1)
+        scores = real(*args)
+        return {split: {name: float("nan") for name in metrics} if len(calls) == 1 else metrics
+                for split, metrics in scores.items()}
+
+    monkeypatch.setattr(runner, "_dev_scores", nan_first)
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=10",
+                    "train.eval_every_steps=5", "train.global_batch_size=16",
+                    "optimizer.warmup_steps=2") == 0
+    history = [json.loads(line) for line in (model_dir / "eval_history.jsonl").open()]
+    assert [entry["step"] for entry in history] == [5, 10]
+    assert np.isnan(history[0]["dev"]["accuracy"])
+    best = json.loads((model_dir / "best.json").read_text())
+    assert best["step"] == 10 and best["value"] == history[1]["dev"]["accuracy"]
+    assert json.loads((model_dir / "eval_results.json").read_text())["best_step"] == 10
+
+
+def test_a_loss_that_becomes_nan_stops_the_fine_tune_naming_the_step(pretrained, task_files,
+                                                                     tmp_path, capsys):
+    model_dir = tmp_path / "sst2"
+    assert finetune("sst2", task_files["sst2"], pretrained, model_dir, "train.train_steps=10",
+                    "train.eval_every_steps=5", "train.global_batch_size=16",
+                    "optimizer.warmup_steps=0", "optimizer.learning_rate=1e30") == 2
+    assert re.search(r"albert-finetune: error: the training loss became (nan|inf) in "
+                     r"steps? [\d-]+; training stopped there", capsys.readouterr().err)
+    assert not (model_dir / "eval_results.json").exists()
 
 
 def test_the_head_bias_prior_option_starts_the_head_at_the_class_shares(

@@ -1,12 +1,14 @@
 """A fine-tuning folder holds one run: the settings it was made with are compared with those
-asked for, except paths, device and display fields, and fields it predates."""
+asked for, except paths, device and display fields, and fields it predates; folders made
+before runs were recorded are compared through their finetune.yaml."""
 
 import pytest
 import yaml
 
 from albert_tf.config import ConfigError
 from albert_tf.config.finetuning import load_finetune_config, recipe_path
-from albert_tf.finetuning.same_run import check_same_run
+from albert_tf.finetuning.same_run import finetuning_folder
+from albert_tf.io.owned_folder import RECORD_FILE, FolderError
 
 
 def _config(model_dir, *overrides):
@@ -19,11 +21,17 @@ def _store(model_dir, mapping):
     (model_dir / "finetune.yaml").write_text(yaml.safe_dump(mapping))
 
 
+def _enter(config):
+    with finetuning_folder(config):
+        pass
+
+
 def test_an_empty_folder_and_the_same_settings_pass(tmp_path):
-    check_same_run(_config(tmp_path / "new"), str(tmp_path / "new"))
-    stored = _config(tmp_path / "run").to_dict()
-    _store(tmp_path / "run", stored)
-    check_same_run(_config(tmp_path / "run"), str(tmp_path / "run"))
+    _enter(_config(tmp_path / "new"))
+    assert (tmp_path / "new" / RECORD_FILE).exists()
+    _enter(_config(tmp_path / "new"))
+    _store(tmp_path / "run", _config(tmp_path / "run").to_dict())  # an unrecorded run
+    _enter(_config(tmp_path / "run"))
 
 
 def test_paths_devices_display_and_newer_fields_are_not_compared(tmp_path):
@@ -33,23 +41,26 @@ def test_paths_devices_display_and_newer_fields_are_not_compared(tmp_path):
                      "distribution.strategy=mirrored").to_dict()
     del stored["optimizer"]["bias_correction"]  # a run made before the field existed
     _store(tmp_path / "run", stored)
-    check_same_run(_config(tmp_path / "run", "model.init_checkpoint=here/pretrained",
-                           "optimizer.bias_correction=true"), str(tmp_path / "run"))
+    _enter(_config(tmp_path / "run", "model.init_checkpoint=here/pretrained",
+                   "optimizer.bias_correction=true", "train.steps_per_execution=2"))
 
 
-def test_another_recipe_is_an_error_naming_each_field(tmp_path):
+@pytest.mark.parametrize("recorded", [False, True])
+def test_another_recipe_is_an_error_naming_each_field(tmp_path, recorded):
     _store(tmp_path / "run", _config(tmp_path / "run").to_dict())
+    if recorded:
+        _enter(_config(tmp_path / "run"))
     asked = _config(tmp_path / "run", "optimizer.learning_rate=0.5", "train.train_steps=7",
                     "optimizer.warmup_steps=2", "model.classifier_dropout=0.3")
-    with pytest.raises(ConfigError) as error:
-        check_same_run(asked, str(tmp_path / "run"))
+    with pytest.raises(FolderError) as error:
+        _enter(asked)
     message = str(error.value)
-    assert message.startswith(f"{tmp_path / 'run'} holds a fine-tuning run made with other "
-                              f"settings (")
+    assert message.startswith(f"{tmp_path / 'run'} holds another albert-finetune run; its "
+                              f"settings differ in 4 field(s): ")
     for field in ("model.classifier_dropout: ", "optimizer.learning_rate: ",
                   "optimizer.warmup_steps: ", "train.train_steps: "):
         assert field in message
-    assert "-> 0.5" in message and "-> 7" in message and "another --model_dir" in message
+    assert "-> 0.5" in message and "-> 7" in message
 
 
 def test_precision_is_compared_as_written_not_as_resolved(tmp_path):
@@ -59,10 +70,9 @@ def test_precision_is_compared_as_written_not_as_resolved(tmp_path):
     (tmp_path / "run" / "precision.json").write_text(
         '{"setting": "auto", "starts": [{"start_step": 0, "policy": "mixed_bfloat16"}]}')
     assert _config(tmp_path / "run").train.precision == "auto"
-    check_same_run(_config(tmp_path / "run"), str(tmp_path / "run"))
-    with pytest.raises(ConfigError, match="train.precision: 'auto' -> 'mixed_bfloat16'"):
-        check_same_run(_config(tmp_path / "run", "train.precision=mixed_bfloat16"),
-                       str(tmp_path / "run"))
+    _enter(_config(tmp_path / "run"))
+    with pytest.raises(FolderError, match="train.precision: 'auto' -> 'mixed_bfloat16'"):
+        _enter(_config(tmp_path / "run", "train.precision=mixed_bfloat16"))
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -75,4 +85,12 @@ def test_a_damaged_settings_file_is_an_error_naming_it(tmp_path, text, expected)
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "finetune.yaml").write_text(text)
     with pytest.raises(ConfigError, match=expected):
-        check_same_run(_config(tmp_path / "run"), str(tmp_path / "run"))
+        _enter(_config(tmp_path / "run"))
+
+
+def test_a_folder_with_other_files_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "train.tsv").write_text("a\t1\n")
+    with pytest.raises(FolderError, match="holds files albert-finetune did not write: "
+                                          "train.tsv"):
+        _enter(_config(tmp_path / "run"))

@@ -177,3 +177,16 @@ def test_of_two_processes_started_on_one_folder_one_holds_it_and_one_is_refused(
     refusal = next(line for line in first_lines if line.startswith("refused"))
     assert "is in use by build (pid" in refusal and socket.gethostname() in refusal
     assert sorted(os.listdir(folder)) == [RECORD_FILE]
+
+
+def test_a_command_that_fails_before_writing_leaves_no_folder_and_no_record(tmp_path):
+    folder = tmp_path / "new"
+    with pytest.raises(RuntimeError):
+        with owned_folder(str(folder), "build", RUN, OWN):
+            raise RuntimeError("an input was wrong")
+    assert not folder.exists()
+    _write(tmp_path, "build.json")  # a folder it did not make, which it owns once written
+    with pytest.raises(RuntimeError):
+        with owned_folder(str(tmp_path), "build", RUN, OWN, legacy_run=lambda: RUN):
+            raise RuntimeError("an input was wrong")
+    assert sorted(os.listdir(tmp_path)) == ["build.json"]

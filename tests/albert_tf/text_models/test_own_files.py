@@ -18,7 +18,7 @@ from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.cli.predict import main as predict_main
 from albert_tf.task_data.table_files import read_table
-from albert_tf.text_models import load_text_model
+from albert_tf.text_models import TextRegressor, load_text_model
 
 RECIPE = ("train.train_steps=160", "train.eval_every_steps=80", "optimizer.warmup_steps=10",
           "optimizer.learning_rate=2e-3", "optimizer.bias_correction=true",
@@ -100,9 +100,16 @@ def test_regression_on_pairs_reads_a_numeric_column(tiny_start, tmp_path):
                     columns=("a", "score")) == 0
     results = json.loads((tmp_path / "run" / "eval_results.json").read_text())
     assert set(results["dev_metrics"]["dev"]) == {"pearson", "spearman", "mse"}
-    written = list(read_table(str(tmp_path / "run" / "predictions" / "dev.tsv")))
-    assert len(written) == 20 and all(float(row.values["prediction"]) == pytest.approx(
-        float(row.values["prediction"])) for row in written)
+    # The run's dev predictions, albert-predict's (pair columns: the run's) and the Python
+    # model's are one number per row.
+    regressor = load_text_model(str(tmp_path / "run"))
+    expected = regressor.predict(([row[0] for row in rows[60:]], [row[1] for row in rows[60:]]),
+                                 verbose=0)["predictions"]
+    assert predict_main(["--model_dir", str(tmp_path / "run"), "--input", str(files["dev"]),
+                         "--output", str(tmp_path / "scored.jsonl"), "--no_progress"]) == 0
+    for written in (tmp_path / "run" / "predictions" / "dev.tsv", tmp_path / "scored.jsonl"):
+        got = [float(row.values["prediction"]) for row in read_table(str(written))]
+        np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
 def _bad(tmp_path, name, text):
@@ -152,13 +159,13 @@ def test_bad_inputs_are_named_and_leave_no_run_folder(case, tiny_start, tmp_path
     assert not (tmp_path / "run").exists()
 
 
-def test_predictions_equal_the_python_model_and_the_saved_model(csv_run, tmp_path):
+def test_predictions_equal_the_python_model_and_the_saved_model(csv_run, tmp_path, capsys):
     run, files = csv_run
     texts = labelled(50, 3)[0]
     expected = load_text_model(str(run)).predict(texts, verbose=0)["probabilities"]
     assert predict_main(["--model_dir", str(run), "--input", str(files["test"]), "--output",
-                         str(tmp_path / "from_run.jsonl"), "--batch_size", "16",
-                         "--no_progress"]) == 0
+                         str(tmp_path / "from_run.jsonl"), "--batch_size", "16"]) == 0
+    assert "| 50/50 [" in capsys.readouterr().err.split("\r")[-1]  # the progress bar, full
     assert export_main(["--checkpoint", str(run), "--output", str(tmp_path / "export")]) == 0
     assert predict_main(["--saved_model", str(tmp_path / "export"), "--input",
                          str(files["test"]), "--output", str(tmp_path / "served.tsv"),
@@ -171,6 +178,15 @@ def test_predictions_equal_the_python_model_and_the_saved_model(csv_run, tmp_pat
         np.testing.assert_allclose(got, expected, atol=1e-5)
         assert [row["prediction"] for row in rows] == [
             ("glad", "sad")[index] for index in expected.argmax(-1)]
+
+
+def test_a_fine_tuning_run_starts_a_new_task_model_with_its_encoder(csv_run):
+    run, _ = csv_run
+    finetuned = load_text_model(str(run))
+    started = TextRegressor.from_checkpoint(str(run))
+    assert started.preprocessor.max_seq_length == SEQ  # the length the run trained at
+    for ours, theirs in zip(finetuned.encoder.get_weights(), started.encoder.get_weights()):
+        np.testing.assert_array_equal(theirs, ours)
 
 
 CHILD = textwrap.dedent("""

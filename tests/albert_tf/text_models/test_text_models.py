@@ -10,10 +10,12 @@ import pytest
 import tensorflow as tf
 import tf_keras
 from text_tasks import NAMES, SEQ, labelled
+from thresholds import at_least
 
 from albert_tf.checkpoints.convert import load_model
 from albert_tf.checkpoints.detection import detect_format
 from albert_tf.checkpoints.huggingface import save_huggingface
+from albert_tf.checkpoints.keras_hub import save_keras_hub
 from albert_tf.checkpoints.original import save_original
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.cli.export import main as export_main
@@ -37,33 +39,38 @@ from albert_tf.text_models.multiple_choice import option_texts
 from albert_tf.tokenization import AlbertTokenizer
 
 
+def dev_rows(seed):
+    return labelled(100, 2 + 100 * seed)
+
+
 @pytest.fixture(scope="module")
-def trained(tiny_start, tmp_path_factory):
+def trained(tiny_start, tmp_path_factory, seed):
     """A classifier fine-tuned with `fit` on the made-up sentiment task (one word of four
     decides the label), then saved."""
-    tf_keras.utils.set_random_seed(3)
+    tf_keras.utils.set_random_seed(3 + seed)
     classifier = TextClassifier.from_checkpoint(tiny_start, labels=NAMES, pooling="mean")
     classifier.compile(AdamWeightDecay(2e-3, bias_correction=True, global_clipnorm=1.0))
-    texts, labels = labelled(320, 1)
+    texts, labels = labelled(320, 1 + 100 * seed)
     history = classifier.fit(texts, labels, batch_size=32, epochs=8, verbose=0,
-                             validation_data=labelled(100, 2))
+                             validation_data=dev_rows(seed))
     path = tmp_path_factory.mktemp("saved") / "sentiment.keras"
     classifier.save(str(path))
     return classifier, history, str(path)
 
 
-def test_fit_on_strings_learns_a_separable_task(trained):
+def test_fit_on_strings_learns_a_separable_task(trained, seed, record_property):
     classifier, history, _ = trained
-    assert history.history["val_accuracy"][-1] >= 0.95
-    dev_texts, dev_labels = labelled(100, 2)
+    at_least(record_property, "dev accuracy", history.history["val_accuracy"][-1], 0.95)
+    dev_texts, dev_labels = dev_rows(seed)
     scores = classifier.evaluate(dev_texts, dev_labels, return_dict=True, verbose=0)
     assert scores["accuracy"] == pytest.approx(history.history["val_accuracy"][-1])
     predicted = classifier.predict(dev_texts, verbose=0)["probabilities"].argmax(-1)
-    assert np.mean(np.array(NAMES)[predicted] == np.array(dev_labels)) >= 0.95
+    assert np.mean(np.array(NAMES)[predicted] == np.array(dev_labels)) == pytest.approx(
+        scores["accuracy"])
 
 
 def test_the_saved_file_reloads_to_the_same_predictions_with_its_own_tokenizer(
-        trained, tmp_path):
+        trained, tmp_path, seed):
     classifier, _, path = trained
     texts = labelled(40, 4)[0] + ["", "caf\u00e9 \u00c9T\u00c9 1990, ok " * 20]
     expected = classifier.predict(texts, batch_size=16, verbose=0)
@@ -73,8 +80,9 @@ def test_the_saved_file_reloads_to_the_same_predictions_with_its_own_tokenizer(
     got = loaded.predict(texts, batch_size=7, verbose=0)  # other batches, other padding
     np.testing.assert_allclose(got["probabilities"], expected["probabilities"], atol=1e-6)
     # ... and from a dataset of (text, label) elements, unbatched, names as labels.
-    dataset = tf.data.Dataset.from_tensor_slices(labelled(100, 2))
-    assert loaded.evaluate(dataset, return_dict=True, verbose=0)["accuracy"] >= 0.95
+    dataset = tf.data.Dataset.from_tensor_slices(dev_rows(seed))
+    assert loaded.evaluate(dataset, return_dict=True, verbose=0)["accuracy"] == pytest.approx(
+        classifier.evaluate(*dev_rows(seed), return_dict=True, verbose=0)["accuracy"])
 
 
 def test_the_saved_file_exports_to_a_saved_model_with_the_same_outputs(trained, tmp_path):
@@ -92,16 +100,21 @@ def test_the_saved_file_exports_to_a_saved_model_with_the_same_outputs(trained, 
 
 
 def test_checkpoints_of_each_format_start_the_same_encoder(tiny_start, trained, tmp_path):
-    """Ours, the original TF1 layout and transformers' are read by their files; the fine-tuned
-    `.keras` file gives its (trained) encoder; every start gets a fresh head."""
+    """Ours, the original TF1 layout, transformers' and a keras-hub preset are read by their
+    files, each with the SentencePiece model beside it; the fine-tuned `.keras` file gives its
+    (trained) encoder; every start gets a fresh head. (A fine-tuning run: test_own_files.)"""
     loaded = load_model("ours", tiny_start)
     reference = loaded.model.encoder
     save_original(loaded.model, str(tmp_path / "original"), spm_model=loaded.spm_model)
     save_huggingface(loaded.model, str(tmp_path / "hf"), loaded.spm_model)
-    expected = {"original": "original", "hf": "huggingface"}
+    save_keras_hub(loaded.model, str(tmp_path / "preset"), loaded.spm_model)
+    expected = {"original": "original", "hf": "huggingface", "preset": "keras_hub"}
+    with open(loaded.spm_model, "rb") as f:
+        proto = f.read()
     for name, source_format in expected.items():
         assert detect_format(str(tmp_path / name)) == source_format
         model = TextRegressor.from_checkpoint(str(tmp_path / name), max_seq_length=SEQ)
+        assert model.preprocessor.proto == proto, name
         for ours, theirs in zip(reference.get_weights(), model.encoder.get_weights()):
             np.testing.assert_allclose(theirs, ours, atol=1e-6)
     classifier, _, path = trained
