@@ -66,13 +66,13 @@ class ShardBuilder:
     def build(self, part: Part) -> tuple[list[bytes], ShardStatistics]:
         """Serialized examples of `part`, shuffled, and the statistics of making them."""
         stats = ShardStatistics()
-        documents = self.tokenized_documents(part, stats)
         seed = shard_seed(self.options.random_seed, part.index)
         rng = random.Random(seed)  # segments and the final shuffle
         masking_rng = np.random.default_rng([seed, 1])  # masking, a batch at a time
         records: list[bytes] = []
         pairs: list[SegmentPair] = []
         with _collector_paused():
+            documents = self.tokenized_documents(part, stats)
             for _ in range(self.options.dupe_factor):
                 for index in range(len(documents)):
                     pairs.extend(document_pairs(documents, index, self.options, rng,
@@ -104,8 +104,10 @@ class ShardBuilder:
 
 @contextlib.contextmanager
 def _collector_paused():
-    """Pauses Python's cyclic garbage collector: the example loop makes no reference cycles,
-    and without the pauses it spends ~2% of its time re-scanning the shard's documents."""
+    """Pauses Python's cyclic garbage collector: reading, tokenizing and the example loop
+    make no reference cycles, and without the pause the collector re-scans the shard's
+    documents each time their many new lists trigger it (~15% of tokenizing a shard, more in
+    a process holding many objects, such as one that imported TensorFlow)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

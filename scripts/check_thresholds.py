@@ -6,8 +6,8 @@ records the measured value. This script runs such tests once per seed (`pytest -
 reads what they recorded and prints, per test and quantity, the bound, the lowest, median
 and highest value, the margin (how close the worst seed came to the bound) and the seeds
 that failed;
-the table and the values are merged into a JSON file (by test, so tests can be measured in
-several runs).
+the table and the values are merged into a JSON file and its Markdown page (by test, so
+tests can be measured in several runs).
 
     python scripts/check_thresholds.py tests/albert_tf/training/test_collapse.py
     python scripts/check_thresholds.py tests/data_prep --seeds 0:50 -n 2
@@ -26,8 +26,19 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
+from albert_lab.result_files import write_result
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUTPUT = os.path.join(REPOSITORY, "benchmarks", "results", "thresholds.json")
+PAGE = """# Bounds on random quantities in the tests, over many seeds
+
+Written by `python scripts/check_thresholds.py TESTS --seeds 0:50`: for each test whose
+assertion bounds a random quantity, the bound, the lowest, median and highest value measured
+over the seeds, the margin (how far the worst seed stayed from the bound) and the seeds that
+failed. The values are in thresholds.json beside this page.
+
+{table}
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,9 +99,10 @@ def table(results: dict[str, dict]) -> str:
         for name, row in sorted(results[test].items()):
             sign = {"above": ">", "at least": ">=", "below": "<", "at most": "<="}[row["side"]]
             bound = f"{sign} {row['bound']:g}"
-            lines.append(f"| `{test}` | {name} | {bound} | {row['seeds']} | {row['lowest']:.4g} "
-                         f"| {row['median']:.4g} | {row['highest']:.4g} | {row['margin']:.3g} "
-                         f"| {row['failed']} |")
+            quantity = name.replace("|", "\\|")  # a Markdown cell holds no bare bar
+            lines.append(f"| `{test}` | {quantity} | {bound} | {row['seeds']} "
+                         f"| {row['lowest']:.4g} | {row['median']:.4g} | {row['highest']:.4g} "
+                         f"| {row['margin']:.3g} | {row['failed']} |")
     return "\n".join(lines)
 
 
@@ -103,11 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     if os.path.exists(args.output):
         with open(args.output, encoding="utf-8") as f:
             merged = json.load(f)
-    merged.update(results)
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump(merged, f, indent=1, sort_keys=True)
-        f.write("\n")
+    merged = dict(sorted({**merged, **results}.items()))
+    write_result(args.output, merged, page=PAGE.format(table=table(merged)))
     print(table(results))
     print(f"\nmerged into {args.output} ({len(merged)} tests)")
     return 0 if all(row["failed"] == 0 for rows in results.values()

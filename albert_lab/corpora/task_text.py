@@ -18,7 +18,9 @@ import json
 import os
 from typing import Iterator
 
+from albert_tf.io.lines import decoded_lines
 from albert_tf.io.names import path_inside
+from albert_tf.task_data.table_files import MAX_LINE_BYTES
 from albert_tf.text.options import DataPrepError
 from data_prep.sentences import split_sentences
 
@@ -63,15 +65,17 @@ def _documents(path: str) -> Iterator[list[str]]:
 
 
 def _texts(path: str) -> Iterator[str]:
-    """The text fields of a task TSV, row by row (its fields hold no tab or line break)."""
+    """The text fields of a task TSV, row by row (its fields hold no tab or line break); a
+    line is read only up to `MAX_LINE_BYTES`, the limit of any table row."""
     try:
-        with open(path, encoding="utf-8") as file:
-            header = file.readline().rstrip("\n").split("\t")
+        with open(path, "rb") as file:
+            lines = decoded_lines(file, path, MAX_LINE_BYTES, DataPrepError)
+            header = next(lines, (1, ""))[1].rstrip("\n").split("\t")
             columns = [header.index(name) for name in TEXT_COLUMNS if name in header]
             if not columns:
                 raise DataPrepError(f"{path}:1: no text column (expected one of "
                                     f"{', '.join(TEXT_COLUMNS)}), got {', '.join(header)}")
-            for line_number, line in enumerate(file, start=2):
+            for line_number, line in lines:
                 fields = line.rstrip("\n").split("\t")
                 if len(fields) != len(header):
                     raise DataPrepError(f"{path}:{line_number}: {len(fields)} fields, expected "

@@ -40,6 +40,11 @@ CHATTER = re.compile("|".join((
     r"^To enable the following instructions: .* rebuild TensorFlow",
     r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
     r"^I\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] ",  # absl's INFO lines (XLA's compile notices)
+    # The LiteRT converter (albert-export --format tflite), on every conversion and on every
+    # int8 calibration: options it was not given, and its settings.
+    r"tf_tfl_flatbuffer_helpers\.cc:\d+\] Ignored (output_format|drop_control_dependency)\.$",
+    r"^fully_quantize: \d+, inference_type: \d+, input_inference_type: \w+, "
+    r"output_inference_type: \w+$",
 )).encode())
 
 # A line without its end yet (a progress bar redrawn with \r) is held this long for the rest

@@ -5,6 +5,9 @@ minified file, a binary blob, a missing newline) costs 100 MB before any check s
 `bounded_lines` reads blocks and splits them; a line longer than its limit is never kept:
 its length stands in for it, so the caller still knows where the next line starts.
 
+`decoded_lines` is the form table readers take: numbered UTF-8 lines, a line over the limit
+or not UTF-8 an error naming the file and line.
+
 Example:
     offset = 0
     for line in bounded_lines(stream, limit=400_000):
@@ -16,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import io
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Type
 
 BLOCK_BYTES = 1 << 20
 
@@ -48,3 +51,19 @@ def bounded_lines(stream: BinaryIO, limit: int,
             kept.append(last)
     if length:
         yield length if length > limit else b"".join(kept)
+
+
+def decoded_lines(stream: BinaryIO, path: str, limit: int,
+                  error: Type[Exception]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, the line decoded as UTF-8 with its newline) of each line of
+    `stream`. A line of more than `limit` bytes (never held whole) or one that is not UTF-8
+    raises `error` naming `path` and the line."""
+    for number, raw in enumerate(bounded_lines(stream, limit), start=1):
+        if isinstance(raw, int):
+            raise error(f"{path}:{number}: a line of {raw:,} bytes, more than the {limit:,} "
+                        "a line may hold")
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as problem:
+            raise error(f"{path}:{number}: not UTF-8 text (byte {problem.start + 1} of the "
+                        "line)") from None

@@ -19,6 +19,7 @@ import os
 from typing import Iterator, Optional, Sequence, Union
 
 from albert_tf.io.files import atomic_write_bytes
+from albert_tf.io.lines import decoded_lines
 from albert_tf.task_data.examples import TaskDataError, TextExample
 from albert_tf.task_data.glue_table import (
     GLUE_TASKS,
@@ -28,6 +29,7 @@ from albert_tf.task_data.glue_table import (
     TaskLike,
     get_glue_task,
 )
+from albert_tf.task_data.table_files import MAX_LINE_BYTES
 
 # GLUE texts contain unbalanced quotes (so quoting is off) and some are long.
 _LARGEST_FIELD = 2**31 - 1
@@ -73,20 +75,13 @@ def available_splits(task: TaskLike, data_dir: str) -> list[str]:
 def _numbered_rows(path: str) -> Iterator[tuple[int, list[str]]]:
     """(1-based line number, columns) of each non-blank line of a tab-separated file.
 
-    Lines are decoded one by one so that a bad byte is reported with its line.
+    Lines are read (at most `MAX_LINE_BYTES` each) and decoded one by one, so that a bad byte
+    or an overlong line is reported with its line.
     """
     csv.field_size_limit(max(csv.field_size_limit(), _LARGEST_FIELD))
-
-    def decoded_lines(binary) -> Iterator[str]:
-        for line_number, raw in enumerate(binary, start=1):
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise TaskDataError(f"{path}:{line_number}: not UTF-8 text "
-                                    f"(byte {error.start + 1} of the line)") from None
-
     with open(path, "rb") as binary:
-        reader = csv.reader(decoded_lines(binary), delimiter="\t", quotechar=None)
+        lines = (text for _, text in decoded_lines(binary, path, MAX_LINE_BYTES, TaskDataError))
+        reader = csv.reader(lines, delimiter="\t", quotechar=None)
         try:
             for row in reader:
                 if any(field.strip() for field in row):

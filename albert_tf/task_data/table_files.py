@@ -29,7 +29,7 @@ import os
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from albert_tf.io.files import atomic_output, open_read
-from albert_tf.io.lines import bounded_lines
+from albert_tf.io.lines import decoded_lines
 from albert_tf.task_data.examples import TaskDataError
 
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
@@ -87,16 +87,9 @@ class _TableReader:
 
     def _lines(self) -> Iterator[str]:
         """Decoded lines (with their newlines), counting them."""
-        for raw in bounded_lines(self.stream, MAX_LINE_BYTES):
-            self.line_number += 1
-            if isinstance(raw, int):
-                raise TaskDataError(f"{self.path}:{self.line_number}: line of {raw} bytes, "
-                                    f"longer than the {MAX_LINE_BYTES} a row may have")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise TaskDataError(f"{self.path}:{self.line_number}: not UTF-8 text (byte "
-                                    f"{error.start + 1} of the line)") from None
+        for number, text in decoded_lines(self.stream, self.path, MAX_LINE_BYTES,
+                                           TaskDataError):
+            self.line_number = number
             yield text.removeprefix("\ufeff") if self.line_number == 1 else text
 
     def _records(self):

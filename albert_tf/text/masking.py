@@ -175,12 +175,17 @@ class TokenMasker:
         begins = np.full((batch, padded), 4 * width, np.int64)
         rows, positions = np.nonzero(starts)
         begins[rows, token_word[rows, positions]] = positions
-        mask_rows, mask_columns = np.nonzero(maskable)
-        sizes = np.bincount(mask_rows * padded + token_word[mask_rows, mask_columns],
-                            minlength=batch * padded).reshape(batch, padded)
-        ends = begins + sizes
         first_segment = starts & (columns < separators[:, None])
         split = first_segment.sum(axis=1)  # words [0, split) are in segment A
+        # A word ends where the next begins, but the last of each segment at the piece before
+        # its [SEP]; a padding word ends where it begins (no pieces).
+        ends = np.empty_like(begins)
+        ends[:, :-1] = begins[:, 1:]
+        ends[:, -1] = 4 * width
+        every = np.arange(batch)
+        in_a, in_b = split > 0, count > split
+        ends[every[in_a], split[in_a] - 1] = separators[in_a]
+        ends[every[in_b], count[in_b] - 1] = lengths[in_b] - 1
         word_index = np.arange(padded)[None, :]
         last_of_segment = np.where(word_index < split[:, None], split[:, None] - 1,
                                    count[:, None] - 1)

@@ -3,7 +3,7 @@
 import gzip
 
 import pytest
-from bounded_process import refusal
+from bounded_process import refusal, write_in_chunks
 from data_helpers import english_like_text
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
@@ -110,13 +110,6 @@ def test_a_ten_megabyte_line_is_skipped_without_trouble(tmp_path):
     assert documents == [["ok.", "ok too."]]
     assert report.messages[0].startswith(
         f"{path}:2: line of 10,000,001 bytes, more than max_line_chars=100,000 characters")
-
-
-def write_in_chunks(path, chunks) -> str:
-    with open(path, "wb") as file:
-        for chunk in chunks:
-            file.write(chunk)
-    return str(path)
 
 
 def read_in_a_child(inputs, setup: str = "", memory_mb: int = 96) -> str:

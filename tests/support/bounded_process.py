@@ -40,3 +40,19 @@ def refusal(code: str, **limits) -> str:
     assert process.returncode == 0, (
         f"the child failed (exit {process.returncode}): {process.stderr[-2000:]}")
     return process.stdout.strip()
+
+
+def write_in_chunks(path, chunks) -> str:
+    """Writes the byte strings `chunks` one after the other to `path` (a hostile file of many
+    megabytes without holding it whole); returns the path as a string."""
+    with open(path, "wb") as file:
+        for chunk in chunks:
+            file.write(chunk)
+    return str(path)
+
+
+def long_line_table(path, header: bytes, megabytes: int = 100) -> str:
+    """A table file at `path`: `header`, one ordinary row, then a row of `megabytes` million
+    bytes and 3 (a text field of words, then a tab and a label) on line 3."""
+    return write_in_chunks(path, [header, b"A fine line.\t1\n",
+                                  *[b"word " * 200_000] * megabytes, b"\t0\n"])

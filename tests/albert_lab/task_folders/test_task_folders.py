@@ -16,6 +16,7 @@ import struct
 import zlib
 
 import pytest
+from bounded_process import long_line_table, refusal
 
 from albert_lab.corpora.local_corpus import make_corpus
 from albert_lab.corpora.rdata import (
@@ -36,6 +37,7 @@ from albert_lab.task_folders.splitting import prepare_examples
 from albert_tf.config.finetuning import FOLDER_CLASSIFICATION
 from albert_tf.task_data.glue import GLUE_TASKS, read_glue
 from albert_tf.task_data.glue_table import folder_classification_task
+from albert_tf.task_data.table_files import MAX_LINE_BYTES
 from albert_tf.text.options import DataPrepError
 from data_prep.cli import main
 
@@ -565,6 +567,39 @@ def test_corpus_interleaves_the_task_text_and_records_it(fixtures, tmp_path):
 def test_task_text_of_a_folder_without_description_is_refused(tmp_path):
     with pytest.raises(DataPrepError, match="source.json: not a task folder's description"):
         list(task_text_documents(str(tmp_path)))
+
+
+def made_up_task_folder(folder, train_tsv: bytes = b"") -> str:
+    """A task folder holding only its description and, if given, `train_tsv`."""
+    folder.mkdir()
+    (folder / "source.json").write_text(json.dumps({"task": "made-up",
+                                                    "files": {"train": "train.tsv"}}))
+    if train_tsv:
+        (folder / "train.tsv").write_bytes(train_tsv)
+    return str(folder)
+
+
+def test_task_text_names_the_line_that_is_not_utf8(tmp_path):
+    folder = made_up_task_folder(tmp_path / "task", b"sentence\tlabel\nFine.\t1\nBad \xff.\t0\n")
+    with pytest.raises(DataPrepError, match=re.escape(
+            f"{folder}/train.tsv:3: not UTF-8 text (byte 5 of the line)")):
+        list(task_text_documents(folder))
+
+
+def test_task_text_refuses_a_100_megabyte_line_in_bounded_memory(tmp_path):
+    """Read whole, the line alone would take more than the child's 96 MB."""
+    folder = made_up_task_folder(tmp_path / "task")
+    path = long_line_table(tmp_path / "task" / "train.tsv", b"sentence\tlabel\n")
+    said = refusal(f"""
+        from albert_lab.corpora.task_text import task_text_documents
+        from albert_tf.text.options import DataPrepError
+        try:
+            print(len(list(task_text_documents({folder!r}))))
+        except DataPrepError as error:
+            print("refused:", error)
+        """)
+    assert said == (f"refused: {path}:3: a line of 100,000,003 bytes, more than the "
+                    f"{MAX_LINE_BYTES:,} a line may hold")
 
 
 @pytest.mark.parametrize("train, message", [

@@ -24,6 +24,12 @@ CHATTER_LINES = [
     "  This line is logged at most once for the lifetime of the process.",
     "2026-11-25 10:27:00.211340: E tensorflow/core/util/util.cc:131] oneDNN supports DT_INT64 "
     "only on platforms with AVX-512. Falling back to the default Eigen-based implementation.",
+    "W0000 00:00:1796441591.078609   29386 tf_tfl_flatbuffer_helpers.cc:364] Ignored "
+    "output_format.",
+    "W0000 00:00:1796441591.078656   29386 tf_tfl_flatbuffer_helpers.cc:367] Ignored "
+    "drop_control_dependency.",
+    "fully_quantize: 0, inference_type: 6, input_inference_type: FLOAT32, "
+    "output_inference_type: FLOAT32",
 ]
 REAL_LINES = [
     "2026-11-25 10:27:00.211340: E tensorflow/core/framework/op_kernel.cc:1857] "
@@ -45,7 +51,7 @@ SCRIPT = textwrap.dedent("""
         os.write(2, b"\\r progress 100%\\n")
         subprocess.run([sys.executable, "-c", "import os; os.write(2, (%r + '\\\\n' + %r "
                         "+ '\\\\n').encode())" % (chatter[2], real[2])], check=True)
-        os.write(2, (chatter[3] + "\\n").encode())
+        os.write(2, "".join(line + "\\n" for line in chatter[3:]).encode())
     print("after the block", file=sys.stderr)
     """)
 

@@ -80,8 +80,8 @@ def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(tmp_pa
     monkeypatch.setattr(table_files, "MAX_LINE_BYTES", 64)
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps({"text": "a"}) + "\n" + json.dumps({"text": "b" * 100}) + "\n")
-    with pytest.raises(TaskDataError, match="long.jsonl:2: line of 113 bytes, longer than the "
-                                            "64 a row may have"):
+    with pytest.raises(TaskDataError, match="long.jsonl:2: a line of 113 bytes, more than "
+                                            "the 64 a line may hold"):
         list(read_table(str(path)))
 
 

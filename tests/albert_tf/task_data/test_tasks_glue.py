@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from bounded_process import long_line_table, refusal
 
 from albert_tf.task_data import glue
 from albert_tf.task_data.examples import TaskDataError, TextExample
@@ -346,6 +347,23 @@ def test_bad_bytes_are_reported_with_their_line(tmp_path):
                                      b"0\tA.\tB.\tentailment\n1\tA\xff.\tB.\tentailment\n")
     message = _error("rte", str(folder), "dev")
     assert message.startswith(f"{folder / 'dev.tsv'}:3: not UTF-8 text (byte 4")
+
+
+def test_a_100_megabyte_line_is_refused_by_line_in_bounded_memory(tmp_path):
+    """Read whole, the line alone would take more than the child's 96 MB."""
+    folder = tmp_path / "SST-2"
+    folder.mkdir()
+    path = long_line_table(folder / "train.tsv", b"sentence\tlabel\n")
+    said = refusal(f"""
+        from albert_tf.task_data.examples import TaskDataError
+        from albert_tf.task_data.glue import read_glue
+        try:
+            read_glue("sst2", {str(folder)!r}, "train")
+        except TaskDataError as error:
+            print("refused:", error)
+        """)
+    assert said == (f"refused: {path}:3: a line of 100,000,003 bytes, more than the "
+                    f"{glue.MAX_LINE_BYTES:,} a line may hold")
 
 
 def _read_back(path):
