@@ -13,8 +13,10 @@ and kept):
   (E 128, H 768, 12 layers, 12 heads, feed-forward 3072) at batch 8, `--steps` steps, no
   held-out evaluation, each setting in a fresh folder;
 - `albert-finetune --task classify --data_dir <bbc-news>` (configs/finetune/classify.yaml)
-  from that pretraining run, batch 8, sequences of 128, `--steps` steps, one dev evaluation.
-The two settings take turns, `--rounds` times each. A step's time is read back from the
+  from that pretraining run, batch 8, sequences of 128, `--steps` steps, one dev evaluation,
+  its features converted by the first run and read from `<work_dir>/features` by the others.
+The two settings take turns, `--rounds` times each (the machine's speed drifts by 10% from
+minute to minute: one round compares runs minutes apart). A step's time is read back from the
 run's TensorBoard scalars (`steps_per_second`, written every `train.log_every_steps` =
 steps per execution, by `albert_tf.loop.step_callbacks.TrainingScalars`, which leaves out
 the first execution's tracing); the fastest execution of each run counts, then the fastest
@@ -76,7 +78,8 @@ def prepare_data(work: pathlib.Path) -> dict[str, str]:
                     "--num_workers", "2", "--no_progress"))
     if not (task / "source.json").exists():
         run(command("albert-data", "task", "--source", "bbc-news", "--output", str(task)))
-    return {"shards": str(shards / "*.tfrecord"), "task": str(task)}
+    return {"shards": str(shards / "*.tfrecord"), "task": str(task),
+            "features": str(work / "features")}
 
 
 def step_seconds(model_dir: pathlib.Path) -> list[float]:
@@ -125,7 +128,7 @@ def finetune_arguments(data: dict, pretrained: pathlib.Path, model_dir: pathlib.
                  f"train.train_steps={steps}", f"train.eval_every_steps={steps}",
                  f"train.steps_per_execution={per_execution}",
                  f"train.log_every_steps={per_execution}", "optimizer.warmup_steps=1",
-                 "train.verbose=2"]
+                 "train.verbose=2", f"data.cache_dir={data['features']}"]
     return command("albert-finetune", "--task", "classify", "--data_dir", data["task"],
                    "--init_checkpoint", str(pretrained), "--model_dir", str(model_dir),
                    *[item for override in overrides for item in ("--override", override)])
@@ -139,7 +142,7 @@ def main() -> None:
                         choices=["albert-pretrain", "albert-finetune"])
     parser.add_argument("--steps", type=int, default=12, help="steps of each run")
     parser.add_argument("--steps_per_execution", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=1, help="runs of each setting")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each setting")
     parser.add_argument("--data_only", action="store_true",
                         help="make the data and stop (before a timed run)")
     parser.add_argument("--output", default=None, help="JSON path (default: results/...)")

@@ -39,6 +39,8 @@ import time
 from albert_lab.benchmarks.common import RESULTS, machine
 from albert_lab.benchmarks.summary import evaluate_targets, summary_markdown
 from albert_lab.result_files import write_result
+from albert_tf.config.precision import CPU_BFLOAT16_FLAGS
+from albert_tf.io.machine import cpu_flags
 
 PACKAGE = "albert_lab.benchmarks"  # where the suite's modules are
 
@@ -104,7 +106,9 @@ def command_for(benchmark: Benchmark, args, output: str) -> list[str]:
 
 def run_benchmark(command: list[str], name: str) -> dict:
     """Runs `command`, echoing its output line by line; returns its exit code, minutes, peak
-    RSS of its process tree and the last lines it printed."""
+    RSS of its process tree, the last lines it printed, when it finished and the bfloat16
+    flags of the CPU it ran on (a resumed suite's benchmarks may come from different days
+    and machines)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True,
@@ -118,11 +122,14 @@ def run_benchmark(command: list[str], name: str) -> dict:
     return {"command": shlex.join(command), "returncode": process.returncode,
             "wall_seconds": time.perf_counter() - start,
             "peak_rss_mib": usage.ru_maxrss / 1024,  # KiB on Linux; the tree's largest
+            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+            "cpu_bfloat16_flags": sorted(cpu_flags() & set(CPU_BFLOAT16_FLAGS)),
             "output_tail": tail if process.returncode else tail[-3:]}
 
 
 def device_of(run: dict) -> dict:
-    for name in ("precision_small", "precision_base", "train_step", "train_step_large"):
+    for name in ("precision_small", "precision_base", "precision_large", "train_step",
+                 "train_step_large"):
         result = run["benchmarks"].get(name, {}).get("result")
         if result:
             return {key: result.get(key) for key in ("device", "device_name", "replicas",
@@ -166,7 +173,8 @@ def main() -> None:
         return
     suite = [b for b in SUITE if (not args.only or b.name in args.only)
              and (b.quick is not None or not args.quick)]
-    run = {"machine": machine(), "quick": args.quick, "command": shlex.join(sys.argv),
+    run = {"machine": machine(), "quick": args.quick,
+           "command": shlex.join(["python", "-m", f"{PACKAGE}.run_all", *sys.argv[1:]]),
            "started": datetime.datetime.now().isoformat(timespec="seconds"),
            "benchmarks": {}}
     if args.resume and json_path.exists():

@@ -292,6 +292,14 @@ def targets_table(targets: list[dict]) -> str:
          "yes" if t["met"] else f"no: {t['missed_by']}; {t['why']}"] for t in targets])
 
 
+def finished_note(entry: dict) -> str:
+    """When a suite entry finished and on a CPU with which bfloat16 flags; entries from
+    before the suite recorded these say so."""
+    if "finished" not in entry:
+        return "not recorded (an earlier suite run)"
+    return f"{entry['finished']} ({', '.join(entry['cpu_bfloat16_flags']) or 'none'})"
+
+
 def summary_markdown(run: dict) -> str:
     """The whole run as markdown: where and how it ran, the targets, then each benchmark."""
     results = {name: entry["result"] for name, entry in run["benchmarks"].items()
@@ -317,10 +325,12 @@ def summary_markdown(run: dict) -> str:
              f"`{run['command']}`",
              "", "## Targets", "", targets_table(run["targets"]), "",
              "## Benchmarks run", "", markdown_table(
-                 "benchmark:l|status:l|minutes:r|peak RSS MiB (process tree):r", [
+                 "benchmark:l|status:l|minutes:r|peak RSS MiB (process tree):r"
+                 "|finished (the CPU's bfloat16 flags):l", [
                      [name, "ok" if entry["returncode"] == 0
                       else f"failed ({entry['returncode']})",
-                      f"{entry['wall_seconds'] / 60:.1f}", f"{entry['peak_rss_mib']:.0f}"]
+                      f"{entry['wall_seconds'] / 60:.1f}", f"{entry['peak_rss_mib']:.0f}",
+                      finished_note(entry)]
                      for name, entry in run["benchmarks"].items()])]
     sections = [
         ("train_step", "Pretraining train step", lambda r: train_step_table(r["rows"])),

@@ -14,6 +14,7 @@ import tf_keras
 
 from albert_tf.checkpoints.reading import restore_checked
 from albert_tf.io.files import atomic_write_bytes
+from albert_tf.io.summaries import scalars_at
 
 BEST_FILE = "best.json"
 HISTORY_FILE = "eval_history.jsonl"
@@ -78,7 +79,7 @@ class DevEvaluation(tf_keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         results = self.evaluate()
         first = next(iter(results.values()))
-        with self._writer.as_default(step=step):
+        with scalars_at(self._writer, step):
             for split, scores in results.items():
                 for name, value in scores.items():
                     tf.summary.scalar(f"{split}/{name}", value)

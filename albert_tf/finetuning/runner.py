@@ -222,12 +222,24 @@ def run_finetuning(config: FinetuneConfig) -> FinetuneResult:
         print(f"albert-finetune: {config.train.model_dir} is finished (step "
               f"{finished['best_step']}); not training again")
         return FinetuneResult(**finished)
+    _check_splits(task, config)
     strategy = create_strategy(config.distribution)
     check_global_batch(config, strategy)
     jit_compile = resolve_jit_compile(config, strategy)
     pretrained = load_pretrained_encoder(config)
     with finetuning_folder(config):
         return _train(config, strategy, jit_compile, task, pretrained)
+
+
+def _check_splits(task, config) -> None:
+    """A TaskDataError, before the run folder is made, when the task folder lacks the
+    training split or the dev split that chooses the best checkpoint."""
+    for split, use in (("train", "to train on"),
+                       (task.eval_splits[0], "to choose the best checkpoint")):
+        if not task.has_split(split):
+            looked = ", ".join(task.source_files(split))  # a GLUE task's raises, naming it
+            raise TaskDataError(f"{config.data.data_dir}: task {task.name} needs its "
+                                f"'{split}' split {use} (looked for {looked})")
 
 
 def _train(config, strategy, jit_compile, task, pretrained) -> FinetuneResult:
@@ -239,10 +251,6 @@ def _train(config, strategy, jit_compile, task, pretrained) -> FinetuneResult:
     prepare = SplitPreparer(task, tokenizer,
                             config.data.cache_dir or os.path.join(model_dir, "features"))
     train = prepare("train", is_training=True)
-    if not task.has_split(task.eval_splits[0]):
-        raise TaskDataError(f"{config.data.data_dir}: task {task.name} needs its "
-                            f"'{task.eval_splits[0]}' split to choose the best checkpoint "
-                            f"(looked for {', '.join(task.source_files(task.eval_splits[0]))})")
     dev = {split: prepare(split) for split in task.eval_splits if task.has_split(split)}
     tf_keras.utils.set_random_seed(config.train.seed)
     policy = run_precision("albert-finetune", config, strategy, pretrained.config.hidden_size,

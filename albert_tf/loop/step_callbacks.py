@@ -13,6 +13,7 @@ import tf_keras
 
 from albert_tf.config.run_folder import CHECKPOINT_PREFIX
 from albert_tf.io.machine import usable_cpus
+from albert_tf.io.summaries import scalars_at
 
 
 def learning_rate_at(optimizer, step) -> float:
@@ -92,7 +93,7 @@ class TrainingScalars(tf_keras.callbacks.Callback):
             return
         seconds = now - self._last[0]
         steps_per_second = (step - self._last[1]) / seconds
-        with self._writer.as_default(step=step):
+        with scalars_at(self._writer, step):
             tf.summary.scalar("learning_rate", learning_rate_at(self.model.optimizer, step))
             tf.summary.scalar("steps_per_second", steps_per_second)
             tf.summary.scalar("examples_per_second", steps_per_second * self.global_batch_size)

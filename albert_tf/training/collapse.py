@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from albert_tf.io.summaries import scalars_at
 from albert_tf.models.encoder import INPUT_NAMES
 
 # Below this spread an output is taken as collapsed (working encoders measure 0.5-1; a
@@ -98,7 +99,7 @@ class CollapseWatch(tf_keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         spreads = representation_spread(self.model.encoder, [self.batch])
         if self._writer is not None:
-            with self._writer.as_default(step=step):
+            with scalars_at(self._writer, step):
                 for name, value in spreads.items():
                     tf.summary.scalar(f"representation/{name}", value)
         warning = collapse_warning(spreads, f"at step {step}")

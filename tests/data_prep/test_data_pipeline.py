@@ -368,6 +368,7 @@ def test_cli_reports_errors_by_name(tmp_path, capsys):
     assert main(["build", "--input", str(tmp_path / "x.txt"), "--spm_model",
                  str(tmp_path / "none.model"), "--output_dir", str(tmp_path / "o")]) == 2
     assert "none.model" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()  # inputs are checked before the folder is made
 
 
 @pytest.mark.parametrize("prefix, message", [

@@ -163,7 +163,7 @@ def _verdicts_section(parts: ReportParts) -> list[str]:
             ("Each claim of the paper about this table" if parts.of_paper else
              "Each claim of this file") + ", tested on our held-out accuracies "
             "and downstream averages (difference in points with a 95% interval; see "
-            "`albert_lab.ablations/statistics/verdicts.py` for the rule).", "",
+            "`albert_lab/ablations/statistics/verdicts.py` for the rule).", "",
             verdicts_markdown(parts.verdicts, parts.of_paper)]
 
 

@@ -37,13 +37,23 @@ def paired_outcomes_difference(first: Sequence[bool], second: Sequence[bool]
     """Accuracy of `first` minus that of `second`, two models' right/wrong outcomes on the
     same examples in the same order, with the 95% normal interval of the mean per-example
     difference. Examples both get right (or both wrong) add no variance, so when two models
-    agree on most examples this interval is much narrower than `proportions_difference`'s."""
+    agree on most examples this interval is much narrower than `proportions_difference`'s.
+
+    The mean and the sample variance come from two integer counts, each divided once, so the
+    figures are the same on every machine and in every order of the examples (a sum of
+    floats rounds by the order its SIMD lanes add in), and a report re-made elsewhere
+    matches the committed one to the last digit."""
     if len(first) != len(second) or len(first) < 2:
         raise ValueError(f"paired_outcomes_difference needs two equally long lists of at "
                          f"least two outcomes, got {len(first)} and {len(second)}")
-    differences = np.asarray(first, dtype=float) - np.asarray(second, dtype=float)
-    mean = float(differences.mean())
-    half = Z_95 * float(differences.std(ddof=1)) / math.sqrt(len(differences))
+    differences = (np.asarray(first, dtype=bool).astype(np.int64)
+                   - np.asarray(second, dtype=bool).astype(np.int64))  # each -1, 0 or 1
+    count = len(differences)
+    total = int(differences.sum())  # right only in first, less right only in second
+    disagreements = int(np.abs(differences).sum())  # the sum of squared differences
+    mean = total / count
+    variance = (count * disagreements - total * total) / (count * (count - 1))
+    half = Z_95 * math.sqrt(variance) / math.sqrt(count)
     return mean, mean - half, mean + half
 
 

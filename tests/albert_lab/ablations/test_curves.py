@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from albert_lab.ablations.curves import interval_means, read_scalars, training_seconds
+from albert_tf.io.summaries import scalars_at
 
 
 def test_training_seconds_add_each_logged_interval_at_its_rate():
@@ -36,9 +37,9 @@ def test_scalars_of_a_resumed_run_keep_the_last_value_of_a_repeated_step(tmp_pat
     import tensorflow as tf
     for values in ({5: 3.0, 10: 2.0}, {10: 1.5, 15: 1.0}):  # two processes, step 10 twice
         writer = tf.summary.create_file_writer(str(tmp_path / "train"))
-        with writer.as_default():
-            for step, value in values.items():
-                tf.summary.scalar("batch_loss", value, step=step)
+        for step, value in values.items():
+            with scalars_at(writer, step):  # as the runs' callbacks write
+                tf.summary.scalar("batch_loss", value)
         writer.close()
     assert read_scalars(str(tmp_path), "train", "batch_loss") == [(5, 3.0), (10, 1.5),
                                                                    (15, 1.0)]

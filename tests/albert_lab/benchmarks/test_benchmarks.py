@@ -80,7 +80,13 @@ def test_summary_lists_every_benchmark_and_its_failures(bench):
                "serving": {"returncode": 1, "wall_seconds": 60, "peak_rss_mib": 500}},
            "targets": summary.evaluate_targets({"data_prep": data_prep_result([12_000])})}
     text = summary.summary_markdown(run)
-    assert "| serving | failed (1) | 1.0 | 500 |" in text
+    assert "| serving | failed (1) | 1.0 | 500 | not recorded (an earlier suite run) |" in text
+    run["benchmarks"]["serving"].update(finished="2026-12-05T04:00:00", cpu_bfloat16_flags=[])
+    run["benchmarks"]["data_prep"].update(finished="2026-12-05T04:01:00",
+                                          cpu_bfloat16_flags=["avx512_bf16"])
+    text = summary.summary_markdown(run)
+    assert "| 500 | 2026-12-05T04:00:00 (none) |" in text
+    assert "| 90 | 2026-12-05T04:01:00 (avx512_bf16) |" in text
     assert "## Data prep" in text and "| 1 | 1,000 | 1.00 | 12,000 | 12,000 | 30.0 | 90 |" in text
     assert "## Serving" not in text  # no result to show
 
@@ -212,10 +218,13 @@ def test_run_all_collects_results_and_resumes(bench, tmp_path, monkeypatch, caps
     assert "broken on purpose" in failed["benchmarks"]["first"]["output_tail"][-1]
 
     monkeypatch.setenv("FAKE_FAIL", "no")
+    monkeypatch.setattr(run_all, "cpu_flags", lambda: {"avx2", "avx512_bf16"})
     run_all.main()
     run = json.loads((results / "box.json").read_text())
     assert run["complete"] and run["benchmarks"]["second"]["result"]["value"] == 2
     assert run["benchmarks"]["first"]["peak_rss_mib"] > 1
+    assert run["benchmarks"]["first"]["cpu_bfloat16_flags"] == ["avx512_bf16"]  # made up
+    assert run["benchmarks"]["first"]["finished"].startswith("20")
     assert "| first | ok |" in (results / "box.md").read_text()
 
     monkeypatch.setattr(sys, "argv", arguments + ["--resume", "--quick"])

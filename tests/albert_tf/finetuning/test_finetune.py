@@ -8,6 +8,7 @@ import os
 import pathlib
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -606,12 +607,23 @@ def test_a_sequence_longer_than_the_models_positions_is_refused_with_the_fix(pre
 
 
 def test_a_task_folder_without_its_training_file_names_the_file_and_the_folder(
-        pretrained, tmp_path, capsys):
-    """Said before any feature is cached; it was an OSError of the cache's checksum."""
+        pretrained, task_files, tmp_path, capsys):
+    """Said before the run folder is made (and so before any feature is cached); it was an
+    OSError of the cache's checksum. The same for a missing dev file."""
     assert finetune_main(["--task", "sst2", "--data_dir", str(tmp_path / "empty"),
                           "--init_checkpoint", pretrained["model_dir"], "--spm_model",
                           pretrained["spm"], "--model_dir", str(tmp_path / "run"),
                           "--override", f"data.max_seq_length={SEQ}"]) == 2
     assert (f"GLUE SST-2 split 'train' needs train.tsv in {tmp_path / 'empty'} (or in "
             f"{tmp_path / 'empty' / 'SST-2'}); not found") in capsys.readouterr().err
-    assert not (tmp_path / "run" / "features").exists()
+    assert not (tmp_path / "run").exists()  # checked before the run folder is made
+    squad = tmp_path / "squad"  # a training file, no dev file
+    squad.mkdir()
+    shutil.copy(os.path.join(task_files["squad"], "train-v1.1.json"), squad)
+    assert finetune_main(["--task", "squad_v1", "--data_dir", str(squad), "--init_checkpoint",
+                          pretrained["model_dir"], "--spm_model", pretrained["spm"],
+                          "--model_dir", str(tmp_path / "run"), "--override",
+                          f"data.max_seq_length={SEQ}"]) == 2
+    assert (f"{squad}: task squad_v1 needs its 'dev' split to choose the best checkpoint "
+            f"(looked for {squad / 'dev-v1.1.json'})") in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -2,6 +2,8 @@
 asked for, except paths, device and display fields, and fields it predates; folders made
 before runs were recorded are compared through their finetune.yaml."""
 
+import os
+
 import pytest
 import yaml
 
@@ -94,3 +96,14 @@ def test_a_folder_with_other_files_is_refused(tmp_path):
     with pytest.raises(FolderError, match="holds files albert-finetune did not write: "
                                           "train.tsv"):
         _enter(_config(tmp_path / "run"))
+
+
+def test_a_second_command_is_refused_while_one_holds_the_folder(tmp_path):
+    config = _config(tmp_path / "run")
+    with finetuning_folder(config):
+        (tmp_path / "run" / "finetune.yaml").write_text("written by the first")
+        with pytest.raises(FolderError, match=rf"{tmp_path / 'run'} is in use by "
+                                              rf"albert-finetune \(pid {os.getpid()} on host"):
+            _enter(config)
+    assert sorted(os.listdir(tmp_path / "run")) == [RECORD_FILE, "finetune.yaml"]
+    assert (tmp_path / "run" / "finetune.yaml").read_text() == "written by the first"

@@ -47,3 +47,30 @@ def test_training_scalars_log_steps_examples_and_the_share_of_the_cpus_used(tmp_
     curves = run_curves(str(tmp_path), steps_per_epoch=10, final_step=10)
     assert curves["examples_per_second"] == 2.0 and curves["cpu_use"] == 0.75
     assert curves["train_seconds"] == 10 / 0.5  # the first step counts at the logged rate
+
+
+def test_scalars_are_written_after_a_fit_that_raised_left_tensorboards_state_behind(tmp_path):
+    from albert_lab.ablations.curves import read_scalars
+
+    class _Fails(tf_keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 2:
+                raise RuntimeError("a training that stops with an error")  # after step 3
+
+    model = tf_keras.Sequential([tf_keras.layers.Dense(1, input_shape=(3,))])
+    model.compile(tf_keras.optimizers.SGD(0.01), "mse")
+    data = tf.data.Dataset.from_tensor_slices((np.ones((40, 3), np.float32),
+                                               np.ones((40, 1), np.float32))).batch(4)
+    tensorboard = tf_keras.callbacks.TensorBoard(str(tmp_path / "keras"), update_freq=100)
+    try:
+        model.fit(data, epochs=1, verbose=0, callbacks=[tensorboard, _Fails()])
+    except RuntimeError:
+        pass  # TensorBoard's record_if(step % 100 == 0) is left entered on this thread
+    try:
+        scalars = step_callbacks.TrainingScalars(str(tmp_path / "ours"), global_batch_size=4,
+                                                 every_steps=3)
+        model.fit(data, epochs=1, verbose=0, callbacks=[scalars])
+        assert [step for step, _ in read_scalars(str(tmp_path / "ours"), "train",
+                                                 "steps_per_second")] == [7, 10, 13]
+    finally:
+        tensorboard._pop_writer()  # leave the thread as the tests before found it

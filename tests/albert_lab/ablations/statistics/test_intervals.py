@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from experiment_results import agreeing_outcomes
 
@@ -53,3 +54,20 @@ def test_paired_outcomes_difference_is_the_interval_of_per_example_differences()
     assert high - difference == pytest.approx(1.959964 * 0.1400070 / 100, abs=1e-6)
     with pytest.raises(ValueError, match="equally long"):
         paired_outcomes_difference([True, False], [True])
+
+
+def test_paired_outcomes_difference_is_exact_and_the_same_in_any_order():
+    """numpy's mean and sample deviation of the float differences to the last digits or so,
+    and bit for bit the same figures however the examples are ordered (the counts it rests
+    on do not round), so a report re-made on another machine does not differ."""
+    from albert_lab.ablations.statistics.intervals import Z_95, paired_outcomes_difference
+    rng = np.random.default_rng(7)
+    first, second = rng.random((2, 50_001)) < [[0.31], [0.27]]
+    differences = first.astype(float) - second.astype(float)
+    half = Z_95 * differences.std(ddof=1) / np.sqrt(len(differences))
+    found = paired_outcomes_difference(first, second)
+    assert found == pytest.approx((differences.mean(), differences.mean() - half,
+                                   differences.mean() + half), rel=1e-12)
+    for seed in range(3):
+        order = np.random.default_rng(seed).permutation(len(first))
+        assert paired_outcomes_difference(first[order], second[order]) == found
