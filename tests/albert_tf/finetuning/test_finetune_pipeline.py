@@ -136,9 +136,15 @@ def test_cli_prints_the_resolved_recipe_and_rejects_unknown_tasks(capsys):
 
 def test_missing_checkpoint_and_data_are_reported_before_training(released_style_model,
                                                                   tmp_path, capsys):
-    assert finetune_main(["--task", "rte", "--data_dir", str(tmp_path), "--model_dir",
+    task_folder = tmp_path / "with_splits"  # the splits are there: the missing start is named
+    task_folder.mkdir()
+    for split in ("train", "dev"):
+        (task_folder / f"{split}.tsv").write_text(
+            "index\tsentence1\tsentence2\tlabel\n0\tA cat.\tAn animal.\tentailment\n")
+    assert finetune_main(["--task", "rte", "--data_dir", str(task_folder), "--model_dir",
                           str(tmp_path / "run")]) == 2
     assert "model.init_checkpoint" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
     assert finetune_main(["--task", "rte", "--data_dir", str(tmp_path), "--model_config",
                           "tiny", "--spm_model", released_style_model, "--model_dir",
                           str(tmp_path / "run"), "--override", "data.max_seq_length=32"]) == 2
