@@ -29,21 +29,27 @@ def device_info(strategy) -> dict:
             "mixed_precision_reason": reason}
 
 
-def measure_matmul_peak(size: int = 2048, repeats: int = 10, dtype: str = "float32") -> float:
-    """FLOP/s of the best of several matmuls of two size x size matrices of `dtype`, on the
-    default device (run it inside a strategy's scope to place it elsewhere)."""
+def matmul_rate(rows: int, inner: int, columns: int, dtype: str = "float32",
+                repeats: int = 10) -> float:
+    """FLOP/s of the fastest of `repeats` (rows x inner) @ (inner x columns) matmuls of
+    `dtype`, on the default device (run it inside a strategy's scope to place it elsewhere)."""
     import tensorflow as tf
 
-    a = tf.cast(tf.random.normal((size, size)), dtype)
-    b = tf.cast(tf.random.normal((size, size)), dtype)
-    matmul = tf.function(lambda x, y: tf.matmul(x, y))
-    matmul(a, b).numpy()
+    left = tf.cast(tf.random.normal((rows, inner)), dtype)
+    right = tf.cast(tf.random.normal((inner, columns)), dtype)
+    matmul = tf.function(lambda a, b: tf.matmul(a, b))
+    matmul(left, right).numpy()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        matmul(a, b).numpy()
+        matmul(left, right).numpy()
         best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 / best
+    return 2 * rows * inner * columns / best
+
+
+def measure_matmul_peak(size: int = 2048, repeats: int = 10, dtype: str = "float32") -> float:
+    """FLOP/s of the best of several matmuls of two size x size matrices of `dtype`."""
+    return matmul_rate(size, size, size, dtype, repeats)
 
 
 def result_path(name: str, result: dict, output: str | None = None) -> pathlib.Path:

@@ -41,6 +41,7 @@ import tf_keras  # noqa: E402
 from albert_lab.benchmarks.common import (  # noqa: E402
     device_info,
     machine,
+    matmul_rate,
     measure_matmul_peak,
     result_path,
 )
@@ -79,20 +80,6 @@ SIZES = {
     "albert_large": ("albert_large", (), 8, 2),
 }
 SEQ_LENGTH, PREDICTIONS = 128, 20
-
-
-def matmul_rate(rows: int, inner: int, columns: int, dtype: str, repeats: int = 10) -> float:
-    """FLOP/s of the fastest of `repeats` (rows x inner) @ (inner x columns) matmuls."""
-    left = tf.cast(tf.random.normal((rows, inner)), dtype)
-    right = tf.cast(tf.random.normal((inner, columns)), dtype)
-    matmul = tf.function(lambda a, b: tf.matmul(a, b))
-    matmul(left, right).numpy()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        matmul(left, right).numpy()
-        best = min(best, time.perf_counter() - start)
-    return 2 * rows * inner * columns / best
 
 
 def measure_size(name: str, args, peaks: dict[str, float]) -> dict:
