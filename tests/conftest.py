@@ -49,11 +49,14 @@ def _takes_the_seed_fixture(function) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """With `--seeds`, only the tests that take the seed run (the others do not vary)."""
+    """With `--seeds`, only the tests that take the seed run (the others do not vary), each
+    run's seed a property of its report."""
     if config.getoption("--seeds"):
         kept = [item for item in items if _takes_the_seed_fixture(item)]
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
+        for item in kept:  # the report names each run's seed (scripts/check_thresholds.py)
+            item.user_properties.append(("seed", str(item.callspec.params["seed"])))
 
 
 @pytest.fixture(scope="session")
