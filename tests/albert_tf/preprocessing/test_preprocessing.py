@@ -11,6 +11,7 @@ import unicodedata
 
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 from albert_tf.preprocessing.graph_normalization import normalize_text as graph_normalize
@@ -130,6 +131,40 @@ def test_cased_tokenizer(released_style_model):
     texts = ["The Cafe WAS", "caf\u00c9 1990,"]
     assert graph(tf.constant(texts)).to_list() == [python.encode(t) for t in texts]
 
+
+def test_a_reseed_leaves_a_built_tokenizer_working(released_style_model, tmp_path):
+    """`tf_keras.utils.set_random_seed` (as `tf.random.set_seed` and
+    `tf_keras.backend.clear_session`) clears TensorFlow's eager kernel cache. tensorflow-text
+    made its SentencePiece resource the property of a cached kernel, so the resource went
+    too, and every later call of a tokenizer built before failed with "Resource ...
+    SentencepieceOp ... does not exist": eager, traced, in a `tf.data` pipeline. Both of the
+    layer's tokenizers are exercised (text after a [MASK] uses the second). A SavedModel
+    loaded before the reseed kept working even then (its resource's kernel is not in that
+    cache); it is checked too, since a SavedModel now records the resource's shared name."""
+    tokenizer = AlbertTextTokenizer(released_style_model)
+    texts = tf.constant(["the cafe in 1995, a year", "un[MASK]able [MASK]. he was"])
+    traced = tf.function(lambda text: tokenizer(text).to_tensor(-1))
+    pipeline = tf.data.Dataset.from_tensor_slices(texts).batch(2).map(
+        lambda text: tokenizer.tokenize_with_masks(text).to_tensor(-1))
+    module = tf.Module()
+    module.resources = list(tokenizer.resources)
+    module.encode = tf.function(lambda text: tokenizer(text).to_tensor(-1),
+                                input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path / "saved"))
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+
+    def outputs() -> dict[str, list]:
+        ids = tokenizer(texts)
+        return {"eager": ids.to_list(), "traced": traced(texts).numpy().tolist(),
+                "with masks": [batch.numpy().tolist() for batch in pipeline],
+                "pieces": tokenizer.id_to_piece(ids).to_list(),
+                "loaded": loaded.encode(texts).numpy().tolist()}
+
+    before = outputs()
+    python = AlbertTokenizer(released_style_model)
+    assert before["eager"] == [python.encode(text.decode()) for text in texts.numpy()]
+    tf_keras.utils.set_random_seed(1)
+    assert outputs() == before
 
 def test_invalid_utf8_does_not_fail(tokenizers):
     graph, python = tokenizers
