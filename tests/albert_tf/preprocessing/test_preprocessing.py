@@ -16,7 +16,7 @@ import tf_keras
 from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 from albert_tf.preprocessing.graph_normalization import normalize_text as graph_normalize
 from albert_tf.preprocessing.graph_normalization import valid_utf8
-from albert_tf.text.normalize import normalize_text
+from albert_tf.text.normalize import normalize_document, normalize_text
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 TRICKY_TEXTS = [
@@ -52,6 +52,23 @@ def test_graph_normalization_equals_the_python_one():
     assert not mismatches
     cased = graph_normalize(tf.constant(TRICKY_TEXTS), lower_case=False).numpy()
     assert [text.decode() for text in cased] == [normalize_text(t, False) for t in TRICKY_TEXTS]
+
+
+def test_a_document_normalizes_as_its_lines_one_by_one():
+    # normalize_document maps each distinct character once over a whole document and skips
+    # collapsing single-spaced text: it must equal normalize_text line by line on any text.
+    rng = random.Random(3)
+    lines = TRICKY_TEXTS + random_texts(600, seed=1) + [
+        "plain single spaced", "ends with a space ", " starts", "\u03a3\u039f\u03a3 \u03c3\u03a3.",
+        "\U0001d6ba x", "a\u00a0 b", "no\u2028break", "\u00c6sop", "it''s ``so''\r"]
+    for _ in range(300):
+        document = "\n".join(rng.sample(lines, rng.randint(1, 6))) + rng.choice(["", "\n"])
+        for lower_case in (True, False):
+            expected = [normalize_text(line, lower_case) for line in document.split("\n")]
+            assert normalize_document(document.encode(), lower_case) == \
+                [line for line in expected if line], repr(document)
+    with pytest.raises(UnicodeDecodeError):
+        normalize_document(b"caf\xe9\n", True)
 
 
 def test_every_assigned_character_normalizes_as_in_python():
