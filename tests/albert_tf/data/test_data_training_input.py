@@ -28,7 +28,7 @@ from albert_tf.records.tfrecord import digest_records, read_records, write_recor
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
-from data_prep.instances import document_pairs
+from data_prep.instances import ShardTokens, document_pairs, segment_pairs
 from data_prep.shard import ShardBuilder
 
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4
@@ -43,11 +43,13 @@ def corpus(tmp_path_factory):
     tuple of its real tokens) to its segment ids."""
     documents = unique_token_documents(80, seed=3)
     vocab = vocabulary(documents[-1][-1][-1] + 1, word_start_every=2)
-    rng, stats = random.Random(0), ExampleStatistics()
-    pairs = [pair for index in range(len(documents))
-             for pair in document_pairs(documents, index, OPTIONS, rng, stats)]
+    shard, rng, stats, made = ShardTokens.from_documents(documents), random.Random(0), \
+        ExampleStatistics(), []
+    for index in range(shard.num_documents):
+        document_pairs(shard, index, OPTIONS, rng, stats, made)
     builder = ShardBuilder(OPTIONS, types.SimpleNamespace(vocabulary=vocab))
-    records = builder.encode_pairs(pairs, np.random.default_rng(0), stats)
+    records = builder.encode_pairs(shard, made, np.random.default_rng(0), stats)
+    pairs = list(segment_pairs(shard, made))
     folder = tmp_path_factory.mktemp("shards")
     paths = [str(folder / f"train-{i}.tfrecord") for i in range(SHARDS)]
     for index, path in enumerate(paths):
