@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import itertools
 import zlib
 from typing import Iterator
 
 from albert_tf.io import files
 from albert_tf.io.lines import bounded_lines
-from albert_tf.text.normalize import normalize_text
+from albert_tf.text.normalize import normalize_document, normalize_text
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import InputReport
 from data_prep.sources import Document, Part, PartPiece, Source, TextFile, TfdsSplit
@@ -138,7 +139,7 @@ def _read_file_documents(piece, options, report) -> Iterator[Document]:
         return
     lines = _LineChecker(path, options, report)
     for first_offset, raw_lines in _owned_documents(piece, lines):
-        sentences = lines.sentences_of(raw_lines)
+        sentences = lines.sentences_of(first_offset, raw_lines)
         if len(sentences) == 1:
             report.note("single_sentence_documents", lambda: (
                 f"{path}:{lines.line_number(first_offset)}: a document of one sentence "
@@ -159,30 +160,28 @@ class _LineChecker:
         takes at most 4 bytes a character; the line ending 2): longer lines are not read."""
         return 4 * self.options.max_line_chars + 2
 
-    def sentences_of(self, raw_lines: list[tuple[int, bytes | int]]) -> list[str]:
-        """The normalized, non-empty sentences of a document's raw lines (a line over
-        `limit` bytes comes as its length).
+    def sentences_of(self, first_offset: int, raw_lines: list[bytes | int]) -> list[str]:
+        """The normalized, non-empty sentences of a document's raw lines, the first at byte
+        `first_offset` (a line over `limit` bytes comes as its length).
 
         A document that is clean as a whole (valid UTF-8, no NUL, no line longer in bytes
-        than max_line_chars) is decoded in one piece; otherwise line by line, to find and
+        than max_line_chars) is normalized in one piece; otherwise line by line, to find and
         report the bad lines.
         """
-        raws = [raw for _, raw in raw_lines]
         try:
-            block = b"".join(raws)
+            block = b"".join(raw_lines)
         except TypeError:  # an over-long line, given as its length
             block = None
-        if (block is not None and max(map(len, raws)) <= self.options.max_line_chars
-                and b"\x00" not in block):
+        if (block is not None and b"\x00" not in block
+                and (len(block) <= self.options.max_line_chars
+                     or max(map(len, raw_lines)) <= self.options.max_line_chars)):
             try:
-                lines = block.decode("utf-8").split("\n")
+                return normalize_document(block, self.options.lower_case)
             except UnicodeDecodeError:
                 pass
-            else:
-                lower_case = self.options.lower_case
-                texts = (normalize_text(line, lower_case) for line in lines)
-                return [text for text in texts if text]
-        texts = (self.text_of(raw, offset) for offset, raw in raw_lines)
+        offsets = itertools.accumulate((raw if isinstance(raw, int) else len(raw)
+                                        for raw in raw_lines), initial=first_offset)
+        texts = (self.text_of(raw, offset) for offset, raw in zip(offsets, raw_lines))
         return [text for text in texts if text]
 
     def text_of(self, raw: bytes | int, offset: int) -> str | None:
@@ -237,9 +236,9 @@ class _LineChecker:
 
 
 def _owned_documents(piece: PartPiece, lines: _LineChecker
-                     ) -> Iterator[tuple[int, list[tuple[int, bytes | int]]]]:
-    """Yields (offset of first line, [(offset, raw line)]) for each document `piece` owns;
-    an over-long line comes as its length, an over-long document is reported and skipped."""
+                     ) -> Iterator[tuple[int, list[bytes | int]]]:
+    """Yields (offset of first line, its raw lines) for each document `piece` owns; an
+    over-long line comes as its length, an over-long document is reported and skipped."""
     source = piece.source
     with files.open_read(source.path) as raw:
         if source.compressed:
@@ -248,31 +247,36 @@ def _owned_documents(piece: PartPiece, lines: _LineChecker
         else:
             stream, end = raw, piece.end
             offset, at_boundary = _seek_to_line_start(raw, piece.start)
-        document: list[tuple[int, bytes | int]] = []
-        document_bytes = 0
+        document: list[bytes | int] = []
+        first = document_bytes = 0
         skipping = not at_boundary  # inside a document that began before our range
         for line in bounded_lines(stream, lines.limit):
-            try:
+            if line.__class__ is int:  # a line over the limit, given as its length: not held
+                size = held = line
+                held = 0
+            else:
                 size = held = len(line)
-            except TypeError:  # a line over the limit, given as its length: not held
-                size, held = line, 0
-            if held and not line.strip():
-                if document:
-                    yield document[0][0], document
-                    document, document_bytes = [], 0
-                skipping = False
-            elif skipping or (not document and offset >= end):
+                if line.isspace():  # a blank line (bytes.strip()'s whitespace only)
+                    if document:
+                        yield first, document
+                        document, document_bytes = [], 0
+                    skipping = False
+                    offset += size
+                    continue
+            if skipping or (not document and offset >= end):
                 if offset >= end:
                     return  # documents starting from here on belong to later parts
             elif document_bytes + held > MAX_DOCUMENT_BYTES:
-                lines.overlong_document(document[0][0] if document else offset)
+                lines.overlong_document(first if document else offset)
                 document, document_bytes, skipping = [], 0, True
             else:
-                document.append((offset, line))
+                if not document:
+                    first = offset
+                document.append(line)
                 document_bytes += held
             offset += size
         if document:
-            yield document[0][0], document
+            yield first, document
 
 
 class _CountedGzip:

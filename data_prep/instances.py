@@ -23,27 +23,110 @@ Two departures from the original code, both fixes:
 
 A pair longer than max_seq_length - 3 is trimmed one piece at a time from the longer segment,
 at its front or its back with probability 1/2 each.
+
+A shard's documents are held as one array of piece ids (`ShardTokens`), and a pair is two
+ranges of it, (start, length) for A and for B, since A and B are always runs of consecutive
+sentences (or the two sides of one cut sentence); no piece is copied until `token_matrix`
+lays a batch of pairs out as `[CLS] A [SEP] B [SEP]` rows in one numpy gather.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import random
+from typing import NamedTuple, Sequence
+
+import numpy as np
 
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-
-Document = list[list[int]]  # sentences of piece ids
+from albert_tf.text.vocabulary import CLS_ID, SEP_ID
 
 # A one-sentence chunk is cut so that each side keeps at least this many words (or half the
 # sentence's words, when it has fewer than twice this many).
 MIN_SIDE_WORDS = 3
 
 
+@dataclasses.dataclass
+class ShardTokens:
+    """A shard's tokenized documents end to end.
+
+    Sentence s is `ids[sentence_starts[s]:sentence_starts[s + 1]]` (never empty); document d
+    is sentences `document_starts[d]` to `document_starts[d + 1] - 1`. `word_starts[i]` is
+    True where piece i follows a space (the only places a one-sentence chunk is cut); None
+    treats every piece as a word (documents of bare ids, in tests). The offsets are Python
+    lists: the pair loop reads them one at a time, which lists do faster than arrays.
+    """
+
+    ids: np.ndarray  # (pieces,) int32
+    sentence_starts: list[int]  # (sentences + 1,)
+    document_starts: list[int]  # (documents + 1,)
+    word_starts: np.ndarray | None = None  # (pieces,) bool
+    _with_specials: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32),
+                                                   repr=False)
+
+    @classmethod
+    def from_documents(cls, documents: Sequence[Sequence[Sequence[int]]],
+                       space_before: bytes | None = None) -> "ShardTokens":
+        """From documents as lists of sentences of piece ids (see `from_sentences`)."""
+        return cls.from_sentences(list(itertools.chain.from_iterable(documents)),
+                                  [len(document) for document in documents], space_before)
+
+    @classmethod
+    def from_sentences(cls, sentences: Sequence[Sequence[int]], sentences_per_document:
+                       Sequence[int], space_before: bytes | None = None) -> "ShardTokens":
+        """From the piece ids of every sentence, document after document, and each document's
+        sentence count; empty sentences are dropped, then documents left empty.
+        `space_before[id]` is 1 for the pieces that follow a space (the tokenizer's table)."""
+        lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
+        ids = np.fromiter(itertools.chain.from_iterable(sentences), np.int32,
+                          int(lengths.sum()))
+        kept = np.concatenate([[0], np.cumsum(lengths > 0)])  # non-empty sentences before
+        counts = np.asarray(sentences_per_document, np.int64)
+        ends = np.cumsum(counts)
+        kept_per_document = kept[ends] - kept[ends - counts]
+        word_starts = None
+        if space_before is not None:
+            word_starts = np.frombuffer(space_before, np.uint8).astype(bool)[ids]
+        return cls(ids, [0, *np.cumsum(lengths[lengths > 0]).tolist()],
+                   [0, *np.cumsum(kept_per_document[kept_per_document > 0]).tolist()],
+                   word_starts)
+
+    def with_specials(self, max_seq_length: int) -> np.ndarray:
+        """`ids`, then [CLS], [SEP] and max_seq_length + 1 zeros: what `token_matrix`
+        gathers rows from (made once per shard)."""
+        if len(self._with_specials) != len(self.ids) + max_seq_length + 3:
+            self._with_specials = np.concatenate([
+                self.ids, np.array([CLS_ID, SEP_ID], np.int32),
+                np.zeros(max_seq_length + 1, np.int32)])
+        return self._with_specials
+
+    @property
+    def num_documents(self) -> int:
+        return len(self.document_starts) - 1
+
+    @property
+    def num_sentences(self) -> int:
+        return len(self.sentence_starts) - 1
+
+
+class Pair(NamedTuple):
+    """Segments A and B as ranges of `ShardTokens.ids`, the sentence label, and whether the
+    chunk aimed at a short length."""
+
+    first_start: int
+    first_length: int
+    second_start: int
+    second_length: int
+    label: int
+    short_target: bool
+
+
 @dataclasses.dataclass(slots=True)
 class SegmentPair:
-    """Segments A and B (piece ids, already trimmed to fit) and the sentence label."""
+    """Segments A and B as piece ids (already trimmed to fit) and the sentence label."""
 
     first: list[int]
     second: list[int]
@@ -55,42 +138,41 @@ class SegmentPair:
         return len(self.first) + len(self.second) + 3
 
 
-def document_pairs(documents: list[Document], index: int, options: DataPrepOptions,
-                   rng: random.Random, stats: ExampleStatistics,
-                   space_before: bytes | None = None) -> list[SegmentPair]:
-    """All segment pairs of `documents[index]` for one pass (one dupe) over it.
-
-    `space_before[id]` is 1 for the pieces that follow a space (the tokenizer's table): the
-    only places a one-sentence chunk is cut. None treats every piece as a word (documents of
-    bare ids, in tests).
-    """
-    document = documents[index]
-    pairs = []
-    chunk: list[list[int]] = []
-    chunk_length = 0
-    target, short = _draw_target(options, rng)
-    position = 0
-    while position < len(document):
-        chunk.append(document[position])
-        chunk_length += len(document[position])
-        if position == len(document) - 1 or chunk_length >= target:
-            pair, put_back = _pair_from_chunk(chunk, documents, index, target, options, rng,
-                                              stats, space_before)
-            if pair is not None:
-                _trim_pair(pair, options.max_tokens_per_pair, rng)
-                pair.short_target = short
-                pairs.append(pair)
-            position -= put_back
-            chunk, chunk_length = [], 0
-            target, short = _draw_target(options, rng)
-        position += 1
-    return pairs
+def segment_pairs(shard: ShardTokens, pairs: Sequence[Pair]) -> list[SegmentPair]:
+    """`pairs` with their segments as lists of piece ids, to read or check them."""
+    def ids(start, length):
+        return shard.ids[start:start + length].tolist()
+    return [SegmentPair(ids(pair.first_start, pair.first_length),
+                        ids(pair.second_start, pair.second_length), pair.label,
+                        pair.short_target) for pair in pairs]
 
 
-def _draw_target(options: DataPrepOptions, rng: random.Random) -> tuple[int, bool]:
-    if rng.random() < options.short_seq_prob:
-        return uniform_int(rng, 2, options.max_tokens_per_pair), True
-    return options.max_tokens_per_pair, False
+def document_pairs(shard: ShardTokens, index: int, options: DataPrepOptions,
+                   rng: random.Random, stats: ExampleStatistics, pairs: list[Pair]) -> None:
+    """Appends to `pairs` all segment pairs of document `index` for one pass (one dupe)."""
+    starts = shard.sentence_starts
+    position, end = shard.document_starts[index], shard.document_starts[index + 1]
+    max_tokens, short_seq_prob, draw = options.max_tokens_per_pair, options.short_seq_prob, \
+        rng.random
+    while True:
+        # A target length for each chunk (and one more after the last, as the original).
+        short = draw() < short_seq_prob
+        target = 2 + int(draw() * (max_tokens - 1)) if short else max_tokens
+        if position >= end:
+            return
+        # The chunk: sentences from `position` until they hold `target` pieces (or the
+        # document ends), found by bisection on the sentence offsets.
+        chunk_end = bisect.bisect_left(starts, starts[position] + target, position + 1, end)
+        pair = _pair_from_chunk(shard, index, position, chunk_end, target, options, rng, stats)
+        if pair is None:
+            position = chunk_end
+            continue
+        first_start, first_length, second_start, second_length, label, put_back = pair
+        if first_length + second_length > max_tokens:
+            first_start, first_length, second_start, second_length = _trimmed(
+                first_start, first_length, second_start, second_length, max_tokens, rng)
+        pairs.append(Pair(first_start, first_length, second_start, second_length, label, short))
+        position = chunk_end - put_back
 
 
 def uniform_int(rng: random.Random, low: int, high: int) -> int:
@@ -102,89 +184,92 @@ def uniform_int(rng: random.Random, low: int, high: int) -> int:
     return low + int(rng.random() * (high - low + 1))
 
 
-def _pair_from_chunk(chunk, documents, index, target, options, rng, stats, space_before):
-    """Returns (pair or None, number of chunk sentences to put back into the document)."""
-    if len(chunk) == 1 and options.single_sentence_chunks == "random_next" \
-            and len(documents) > 1:
-        stats.single_sentence_chunks_random_next += 1
-        first = chunk[0]
-        return SegmentPair(first, _random_next(documents, index, target - len(first), rng),
-                           1), 0
-    if len(chunk) == 1:
-        sentence = chunk[0]
-        cut = sentence_cut(sentence, space_before, rng)
+def _pair_from_chunk(shard, index, chunk_start, chunk_end, target, options, rng, stats):
+    """(A start, A length, B start, B length, label, number of chunk sentences to put back
+    into the document) for the chunk of sentences [chunk_start, chunk_end), or None."""
+    starts = shard.sentence_starts
+    first = starts[chunk_start]
+    if chunk_end - chunk_start == 1:
+        length = starts[chunk_end] - first
+        if options.single_sentence_chunks == "random_next" and shard.num_documents > 1:
+            stats.single_sentence_chunks_random_next += 1
+            return first, length, *_random_next(shard, index, target - length, rng), 1, 0
+        words = None if shard.word_starts is None else shard.word_starts[first:first + length]
+        cut = sentence_cut(length, words, rng)
         if cut is None:
             stats.chunks_skipped += 1
-            return None, 0
-        first, second, unused = sentence[:cut], sentence[cut:], 0
+            return None
+        middle, unused = first + cut, 0
         stats.single_sentence_chunks_split += 1
     else:
-        split = uniform_int(rng, 1, len(chunk) - 1)
-        first = list(itertools.chain.from_iterable(chunk[:split]))
-        second = list(itertools.chain.from_iterable(chunk[split:]))
-        unused = len(chunk) - split
+        split = uniform_int(rng, 1, chunk_end - chunk_start - 1)
+        middle, unused = starts[chunk_start + split], chunk_end - chunk_start - split
+    second_length = starts[chunk_end] - middle
     objective = options.sentence_objective
     if objective == "sop" and rng.random() < 0.5:
-        return SegmentPair(second, first, 1), 0
+        return middle, second_length, first, middle - first, 1, 0
     if objective == "nsp" and rng.random() < 0.5:
-        if len(documents) > 1:
-            return SegmentPair(first, _random_next(documents, index, target - len(first), rng),
-                               1), unused
+        if shard.num_documents > 1:
+            return (first, middle - first,
+                    *_random_next(shard, index, target - (middle - first), rng), 1, unused)
         stats.nsp_without_other_document += 1
-    return SegmentPair(first, second, 0), 0
+    return first, middle - first, middle, second_length, 0, 0
 
 
-def sentence_cut(sentence: list[int], space_before: bytes | None,
+def sentence_cut(length: int, word_starts: np.ndarray | None,
                  rng: random.Random) -> int | None:
-    """Where a one-sentence chunk is cut into A and B: the index of a word's first piece,
-    uniform among the words k with min(MIN_SIDE_WORDS, words // 2) <= k <= words - that.
-    None for a sentence of one word.
+    """Where a one-sentence chunk of `length` pieces is cut into A and B: the index of a
+    word's first piece, uniform among the words k with min(MIN_SIDE_WORDS, words // 2) <= k
+    <= words - that. `word_starts[i]` says whether piece i starts a word (None: every piece
+    does). None for a sentence of one word.
 
     >>> rng = random.Random(0)  # seven one-piece words: each side keeps at least three
-    >>> sorted({sentence_cut([7, 8, 9, 10, 11, 12, 13], None, rng) for _ in range(50)})
+    >>> sorted({sentence_cut(7, None, rng) for _ in range(50)})
     [3, 4]
-    >>> sentence_cut([7, 8, 9], bytes([0] * 8 + [1, 0]), rng)  # two words: cut between
+    >>> sentence_cut(3, np.array([True, True, False]), rng)  # two words: cut between
     1
-    >>> sentence_cut([7, 8, 9], bytes(10), rng) is None  # one word of three pieces
+    >>> sentence_cut(3, np.array([True, False, False]), rng) is None  # one word
     True
     """
-    starts = [position for position in range(1, len(sentence))
-              if space_before is None or space_before[sentence[position]]]
-    words = len(starts) + 1
+    if word_starts is None:
+        words = length
+    else:
+        starts = np.flatnonzero(word_starts[1:]) + 1
+        words = len(starts) + 1
     if words < 2:
         return None
     keep = min(MIN_SIDE_WORDS, words // 2)
-    return starts[uniform_int(rng, keep, words - keep) - 1]
+    choice = uniform_int(rng, keep, words - keep)
+    return choice if word_starts is None else int(starts[choice - 1])
 
 
-def _random_next(documents, index, target_length, rng) -> list[int]:
-    """Sentences from a random start in a random other document, until `target_length`."""
-    other = uniform_int(rng, 0, len(documents) - 2)
+def _random_next(shard, index, target_length, rng) -> tuple[int, int]:
+    """(start, length) of sentences from a random start in a random other document, until
+    they hold `target_length` pieces (at least one sentence)."""
+    other = uniform_int(rng, 0, shard.num_documents - 2)
     other += other >= index
-    document = documents[other]
-    second: list[int] = []
-    for sentence in document[uniform_int(rng, 0, len(document) - 1):]:
-        second.extend(sentence)
-        if len(second) >= target_length:
-            break
-    return second
+    low, high = shard.document_starts[other], shard.document_starts[other + 1]
+    sentence = low + uniform_int(rng, 0, high - low - 1)
+    starts = shard.sentence_starts
+    end = bisect.bisect_left(starts, starts[sentence] + target_length, sentence + 1, high)
+    return starts[sentence], starts[end] - starts[sentence]
 
 
-def _trim_pair(pair: SegmentPair, max_tokens: int, rng: random.Random) -> None:
-    """Trims the longer segment, front or back at random, until A + B fits `max_tokens`.
+def _trimmed(first_start, first_length, second_start, second_length, max_tokens, rng):
+    """A and B (start, length each) trimmed until they fit `max_tokens`, from the longer
+    segment's front or back at random.
 
     The original removes one piece at a time from whichever segment is longer (B on a tie),
     from its front or back with probability 1/2. Which segment loses how many pieces follows
     from the lengths alone (`trimmed_lengths`); how many of them come off the front is then
     Binomial(removed, 1/2), drawn as the number of set bits of `removed` random bits.
     """
-    first, second = trimmed_lengths(len(pair.first), len(pair.second), max_tokens)
-    if first < len(pair.first):
-        front = rng.getrandbits(len(pair.first) - first).bit_count()
-        pair.first = pair.first[front:front + first]
-    if second < len(pair.second):
-        front = rng.getrandbits(len(pair.second) - second).bit_count()
-        pair.second = pair.second[front:front + second]
+    first, second = trimmed_lengths(first_length, second_length, max_tokens)
+    if first < first_length:
+        first_start += rng.getrandbits(first_length - first).bit_count()
+    if second < second_length:
+        second_start += rng.getrandbits(second_length - second).bit_count()
+    return first_start, first, second_start, second
 
 
 def trimmed_lengths(first: int, second: int, max_tokens: int) -> tuple[int, int]:
@@ -202,3 +287,33 @@ def trimmed_lengths(first: int, second: int, max_tokens: int) -> tuple[int, int]
     # Both end up equal, then pieces alternate, B first.
     shorter = min(first, second) - (excess - gap) // 2
     return (shorter, shorter - (excess - gap) % 2)
+
+
+def token_matrix(shard: ShardTokens, pairs: Sequence[Pair], max_seq_length: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`[CLS] A [SEP] B [SEP]` of each pair: the (pairs, max_seq_length) int32 ids, zeros
+    after the end, the lengths and the first [SEP]'s column (both int64).
+
+    A row is six runs of consecutive entries of `shard.with_specials`: [CLS], A, [SEP], B,
+    [SEP], then zeros (in one spare column at least). So the index of every entry is a
+    cumulative sum of ones, with a jump where each run starts: one numpy pass for the whole
+    batch, then one gather.
+    """
+    table = np.fromiter(itertools.chain.from_iterable(pairs), np.int64,
+                        len(pairs) * len(Pair._fields)).reshape(len(pairs), len(Pair._fields))
+    first_starts, first_lengths, second_starts, second_lengths = table[:, :4].T
+    lengths, separators = first_lengths + second_lengths + 3, first_lengths + 1
+    source = shard.with_specials(max_seq_length)
+    cls, sep, pad = len(shard.ids), len(shard.ids) + 1, len(shard.ids) + 2
+    width = max_seq_length + 1
+    row_starts = np.arange(len(pairs))[:, None] * width
+    columns = np.stack(np.broadcast_arrays(0, 1, separators, separators + 1, lengths - 1,
+                                           lengths), axis=1)
+    positions = (row_starts + columns).ravel()
+    starts = np.stack(np.broadcast_arrays(cls, first_starts, sep, second_starts, sep, pad),
+                      axis=1).ravel()
+    steps = np.ones(len(pairs) * width, np.int64)
+    steps[positions[1:]] = np.diff(starts) - np.diff(positions) + 1
+    steps[0] = starts[0]
+    index = np.cumsum(steps).reshape(len(pairs), width)[:, :max_seq_length]
+    return source[index], lengths, separators

@@ -23,7 +23,7 @@ from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
 from albert_tf.text.vocabulary import SentencePieceTokenizer
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
-from data_prep.instances import SegmentPair, document_pairs
+from data_prep.instances import Pair, ShardTokens, document_pairs, token_matrix
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
 _MASK_BATCH = 2048  # examples masked and encoded together
@@ -45,23 +45,24 @@ class ShardBuilder:
                                   options.max_predictions_per_seq, tokenizer.vocabulary)
         self.encoder = ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq)
 
-    def tokenized_documents(self, part: Part, stats: ShardStatistics) -> list[list[list[int]]]:
-        """The part's documents as lists of sentences of piece ids (empty ones dropped)."""
+    def tokenized_documents(self, part: Part, stats: ShardStatistics) -> ShardTokens:
+        """The part's documents as piece ids (empty sentences and documents dropped)."""
         documents = [document.sentences for document in
                      read_documents(part, self.options, stats.inputs)]
+        shard = self.tokenize(documents)
+        stats.examples.documents += shard.num_documents
+        stats.examples.sentences += shard.num_sentences
+        return shard
+
+    def tokenize(self, documents: list[list[str]]) -> ShardTokens:
+        """Documents of normalized sentences as `ShardTokens`, `_ENCODE_BATCH` sentences per
+        SentencePiece call (one thread: see `SentencePieceTokenizer.encode`)."""
         flat = [sentence for document in documents for sentence in document]
         ids = []
         for start in range(0, len(flat), _ENCODE_BATCH):
             ids.extend(self.tokenizer.encode(flat[start:start + _ENCODE_BATCH]))
-        tokenized, cursor = [], 0
-        for document in documents:
-            sentences = [piece_ids for piece_ids in ids[cursor:cursor + len(document)] if piece_ids]
-            cursor += len(document)
-            if sentences:
-                tokenized.append(sentences)
-        stats.examples.documents += len(tokenized)
-        stats.examples.sentences += sum(len(document) for document in tokenized)
-        return tokenized
+        return ShardTokens.from_sentences(ids, [len(document) for document in documents],
+                                          self.tokenizer.space_before)
 
     def build(self, part: Part) -> tuple[list[bytes], ShardStatistics]:
         """Serialized examples of `part`, shuffled, and the statistics of making them."""
@@ -70,25 +71,26 @@ class ShardBuilder:
         rng = random.Random(seed)  # segments and the final shuffle
         masking_rng = np.random.default_rng([seed, 1])  # masking, a batch at a time
         records: list[bytes] = []
-        pairs: list[SegmentPair] = []
+        pairs: list[Pair] = []
         with _collector_paused():
-            documents = self.tokenized_documents(part, stats)
+            shard = self.tokenized_documents(part, stats)
             for _ in range(self.options.dupe_factor):
-                for index in range(len(documents)):
-                    pairs.extend(document_pairs(documents, index, self.options, rng,
-                                                stats.examples, self.tokenizer.space_before))
+                for index in range(shard.num_documents):
+                    document_pairs(shard, index, self.options, rng, stats.examples, pairs)
                     if len(pairs) >= _MASK_BATCH:
-                        records.extend(self.encode_pairs(pairs, masking_rng, stats.examples))
+                        records.extend(self.encode_pairs(shard, pairs, masking_rng,
+                                                         stats.examples))
                         pairs = []
             if pairs:
-                records.extend(self.encode_pairs(pairs, masking_rng, stats.examples))
+                records.extend(self.encode_pairs(shard, pairs, masking_rng, stats.examples))
         rng.shuffle(records)
         return records, stats
 
-    def encode_pairs(self, pairs: list[SegmentPair], rng: np.random.Generator,
+    def encode_pairs(self, shard: ShardTokens, pairs: list[Pair], rng: np.random.Generator,
                      stats: ExampleStatistics) -> list[bytes]:
-        """Masks a batch of segment pairs and serializes them, in order."""
-        masked = self.masker.mask([(pair.first, pair.second) for pair in pairs], rng, stats)
+        """Masks a batch of segment pairs of `shard` and serializes them, in order."""
+        tokens, lengths, separators = token_matrix(shard, pairs, self.options.max_seq_length)
+        masked = self.masker.mask_tokens(tokens, lengths, separators, rng, stats)
         labels = np.fromiter((pair.label for pair in pairs), np.uint8, len(pairs))
         stats.examples += len(pairs)
         stats.tokens += int(masked.lengths.sum())

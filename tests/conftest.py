@@ -5,11 +5,10 @@ Determinism: before every fixture's setup and every test's call, Python's `rando
 global generator and tf_keras's initializer seeds are seeded from the fixture's or the
 test's name (`seeding.seed_draws`), so no initial weight or data draw depends on which tests
 ran before in the same worker. TensorFlow's own global seed is set once, here, before any
-test: setting it later would destroy the tensorflow-text tokenizers fixtures have built
-(`tests/support/seeding.py` says why). A test whose assertion is a threshold on a random
-quantity takes the `seed` fixture and draws from it; `--seeds FIRST:STOP` runs each such test
-once per seed in that range, which is how `scripts/check_thresholds.py` measures each
-threshold's margin over 50 seeds.
+test: setting it clears TensorFlow's kernel cache (`tests/support/seeding.py`). A test whose
+assertion is a threshold on a random quantity takes the `seed` fixture and draws from it;
+`--seeds FIRST:STOP` runs each such test once per seed in that range, which is how
+`scripts/check_thresholds.py` measures each threshold's margin over 50 seeds.
 """
 
 import os

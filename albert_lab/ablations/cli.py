@@ -33,12 +33,11 @@ share of the cores; `ALBERT_FINE_TUNE_WORKERS=N` sets how many.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import glob
 import os
 import shlex
 import sys
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from albert_tf.cli.command import fail, run_command
 from albert_tf.config import ConfigError
@@ -264,6 +263,7 @@ def _run(args, argv: list[str]) -> int:
             write_report(spec, folders, command="")
         return 0
     from albert_lab.ablations.runner import run_experiment
+    from albert_lab.ablations.work_folder import experiment_folders
     command = "albert-experiment " + " ".join(shlex.quote(part) for part in argv)
     with experiment_folders(spec, folders):
         report = run_experiment(spec, folders, args.variants, command, not args.no_progress)
@@ -271,23 +271,6 @@ def _run(args, argv: list[str]) -> int:
     if waiting:
         print(f"albert-experiment: not run yet: {', '.join(waiting)}")
     return 0
-
-
-@contextlib.contextmanager
-def experiment_folders(spec, folders) -> Iterator[None]:
-    """Holds the table's work folder while it runs (`albert_tf.io.owned_folder`: its lock,
-    and a record of the table and scale it holds the variant runs of) and locks its results
-    folder, so two runs of a table never write one folder."""
-    from albert_lab.ablations.report import RANDOM_START
-    from albert_tf.io.owned_folder import FolderLock, owned_folder
-
-    table = {"experiment": spec.name, "scale": spec.scale}
-    variants = [variant.name for variant in spec.variants] + [RANDOM_START]
-    with owned_folder(folders.work_dir, "albert-experiment", table, variants,
-                      legacy_run=lambda: table):
-        os.makedirs(folders.results_dir, exist_ok=True)  # it may be inside the work folder
-        with FolderLock(folders.results_dir, "albert-experiment"):
-            yield
 
 
 def _downstream(args) -> int:

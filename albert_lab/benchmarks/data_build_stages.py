@@ -17,7 +17,9 @@ def _options(args):
 
 def stage_breakdown(args, corpus: str, model: str) -> dict:
     """Microseconds per example of each stage, in this process, on the benchmark corpus, with
-    the garbage collector paused as `ShardBuilder` pauses it."""
+    the garbage collector paused as `ShardBuilder` pauses it. SentencePiece includes laying
+    its ids out as one array (`ShardTokens`); segments include laying each batch of pairs
+    out as `[CLS] A [SEP] B [SEP]` rows (`token_matrix`), which masking then takes."""
     import gc
     import random
 
@@ -26,7 +28,7 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     from albert_tf.text.statistics import ExampleStatistics, InputReport
     from albert_tf.text.vocabulary import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.instances import document_pairs
+    from data_prep.instances import document_pairs, token_matrix
     from data_prep.shard import ShardBuilder
 
     options = _options(args)
@@ -43,24 +45,26 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
         return value
     documents = timed("read and normalize", lambda: [
         document.sentences for document in read_documents(whole, options, InputReport())])
-    flat = [sentence for sentences in documents for sentence in sentences]
-    ids = timed("SentencePiece", lambda: [
-        piece_ids for start in range(0, len(flat), 4096)
-        for piece_ids in builder.tokenizer.encode(flat[start:start + 4096])])
-    tokenized, cursor = [], 0
-    for sentences in documents:
-        tokenized.append([piece_ids for piece_ids in ids[cursor:cursor + len(sentences)]
-                          if piece_ids])
-        cursor += len(sentences)
-    pairs = timed("segments A/B", lambda: [
-        pair for _ in range(options.dupe_factor) for index in range(len(tokenized))
-        for pair in document_pairs(tokenized, index, options, rng, stats)])
-    batches = [pairs[start:start + 2048] for start in range(0, len(pairs), 2048)]
+    shard = timed("SentencePiece", lambda: builder.tokenize(documents))
+
+    def segments():  # the pairs in the batches `ShardBuilder.build` masks, laid out as rows
+        batches, pairs = [], []
+        for _ in range(options.dupe_factor):
+            for index in range(shard.num_documents):
+                document_pairs(shard, index, options, rng, stats, pairs)
+                if len(pairs) >= 2048:
+                    batches.append(pairs)
+                    pairs = []
+        if pairs:
+            batches.append(pairs)
+        return [(batch, token_matrix(shard, batch, options.max_seq_length))
+                for batch in batches]
+    batches = timed("segments A/B", segments)
+    examples = sum(len(batch) for batch, _ in batches)
     masked = timed("masking", lambda: [
-        builder.masker.mask([(pair.first, pair.second) for pair in batch], generator, stats)
-        for batch in batches])
+        builder.masker.mask_tokens(*matrix, generator, stats) for _, matrix in batches])
     encoded = timed("encoding", lambda: [
-        record for m, batch in zip(masked, batches)
+        record for m, (batch, _) in zip(masked, batches)
         for record in builder.encoder.encode_batch(
             m.input_ids, m.lengths, m.segment_ids, m.token_boundary, m.positions,
             m.original_ids, m.num_predictions, np.array([pair.label for pair in batch],
@@ -68,7 +72,7 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     timed("shuffle", lambda: rng.shuffle(encoded))
     timed("framing and hashing", lambda: _frame_and_hash(encoded))
     gc.enable()
-    return {stage: round(value / len(pairs) * 1e6, 2) for stage, value in seconds.items()}
+    return {stage: round(value / examples * 1e6, 2) for stage, value in seconds.items()}
 
 
 def _frame_and_hash(records: list[bytes]) -> str:

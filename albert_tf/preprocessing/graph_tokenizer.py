@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
+from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sentencepiece
 
 from albert_tf.preprocessing.graph_normalization import (
     non_whitespace_class,
@@ -141,18 +142,40 @@ class AlbertTextTokenizer(tf_keras.layers.Layer):
 
 
 def _sentencepiece_tokenizer(proto: bytes) -> tf_text.SentencepieceTokenizer:
-    """A tensorflow-text SentencePiece tokenizer named after its model's bytes.
+    """A tensorflow-text SentencePiece tokenizer whose model resource is named after the
+    model's bytes and outlives TensorFlow's kernel cache.
 
     (tensorflow-text's `FastSentencepieceTokenizer` runs 1.6 times as fast but gave other ids
     than SentencePiece for about 0.2% of the texts tried, so it is not used.)
 
-    The name matters: in a reloaded SavedModel, two of these with the same name share one
-    kernel resource, so the second silently tokenizes with the first one's model (seen with
-    tensorflow-text 2.20). Equal models may share; different ones get different names.
+    The name matters twice. tensorflow-text creates the model's resource as the private
+    property of the kernel that made it, and that kernel lives in TensorFlow's eager kernel
+    cache: `tf.random.set_seed` (so `tf_keras.utils.set_random_seed`) and
+    `tf_keras.backend.clear_session` clear the cache, the kernel goes and takes the resource
+    with it, and every later call of the tokenizer, eager, traced or in a `tf.data` pipeline,
+    fails with "Resource localhost/_0_SentencepieceOp/... does not exist"
+    (tensorflow/text#570). Created under a shared name instead (the private one
+    tensorflow-text's constructor made is left unused), the resource belongs to the device's
+    resource manager and stays. And equal models may share one resource, different ones must
+    not (in a reloaded SavedModel two tokenizers of one name shared one, so the second
+    tokenized with the first one's model): the name is the model's digest.
     """
     digest = hashlib.sha256(proto).hexdigest()[:16]
-    return tf_text.SentencepieceTokenizer(proto, out_type=tf.int32,
-                                          name=f"sentencepiece_{digest}")
+    name = f"sentencepiece_{digest}"
+    tokenizer = tf_text.SentencepieceTokenizer(proto, out_type=tf.int32, name=name)
+    tokenizer._model_resource = _SharedSentencepieceModel(proto, name)
+    return tokenizer
+
+
+class _SharedSentencepieceModel(tf_text_sentencepiece._SentencepieceModelResource):
+    """tensorflow-text's SentencePiece model resource, created under the shared name `name`
+    (its own creates a kernel-private one; see `_sentencepiece_tokenizer`). A SavedModel
+    records the creating op with its shared name, so a loaded model's resource stays too."""
+
+    def _create_resource(self) -> tf.Tensor:
+        with tf.name_scope(self._name):
+            return tf_text_sentencepiece.gen_sentencepiece_tokenizer.sentencepiece_op(
+                model=self._model, shared_name=self._name)
 
 
 def _index_in_row(ragged: tf.RaggedTensor) -> tf.Tensor:

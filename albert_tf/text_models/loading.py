@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-import tf_keras
-
 from albert_tf.checkpoints.model_folder import split_checkpoint_path
 from albert_tf.checkpoints.reading import CheckpointError
 from albert_tf.finetuning.restore import is_finetune_run, load_finetuned
@@ -19,6 +17,7 @@ from albert_tf.preprocessing.text_preprocessor import TextPreprocessor
 from albert_tf.text_models.classifier import TextClassifier, TextRegressor
 from albert_tf.text_models.multiple_choice import TextMultipleChoice
 from albert_tf.text_models.span_extractor import TextSpanExtractor
+from albert_tf.text_models.starts import read_saved_text_model
 from albert_tf.text_models.task import TextTask
 
 
@@ -27,18 +26,13 @@ def load_text_model(path: str, checkpoint: str | None = None) -> TextTask:
     its `best/ckpt-N`) with the weights dev chose (or `checkpoint`).
 
     Raises:
-        CheckpointError: `path` is neither; or the run's task has no raw-text model (SQuAD 2.0
-            with the original's answerability head).
+        CheckpointError: `path` is neither, or a `.keras` file `read_saved_text_model`
+            refuses; or the run's task has no raw-text model (SQuAD 2.0 with the original's
+            answerability head).
     """
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not os.path.isfile(path):
-            raise CheckpointError(f"{path}: no such file")
-        model = tf_keras.models.load_model(path)
-        if not isinstance(model, TextTask):
-            raise CheckpointError(f"{path}: holds a {type(model).__name__}, not a raw-text "
-                                  f"model of albert_tf.text_models")
-        return model
+        return read_saved_text_model(path)
     folder, found = (path, None) if os.path.isdir(path) else split_checkpoint_path(path)
     if not is_finetune_run(folder):
         raise CheckpointError(f"{path}: not a .keras file nor an albert-finetune run folder "

@@ -18,11 +18,13 @@ import tf_keras
 
 from albert_tf.checkpoints.detection import detect_format
 from albert_tf.checkpoints.model_folder import load_run_config, split_checkpoint_path
+from albert_tf.checkpoints.reading import CheckpointError, check_finite
 from albert_tf.config import AlbertConfig
 from albert_tf.config.finetuning import ModelSection
 from albert_tf.finetuning.initialization import load_start
 from albert_tf.finetuning.restore import is_finetune_run, read_finetune_config
 from albert_tf.preprocessing.text_preprocessor import TextPreprocessor
+from albert_tf.text_models.task import TextTask
 
 DEFAULT_MAX_SEQ_LENGTH = 512
 
@@ -67,7 +69,7 @@ def load_text_start(path: str, source_format: str | None = None,
     """
     path = os.fspath(path)
     if path.endswith(".keras"):
-        saved = tf_keras.models.load_model(path)
+        saved = read_saved_text_model(path)
         preprocessor = saved.preprocessor
         return TextStart(saved.encoder, spm_model or preprocessor.proto,
                          preprocessor.lower_case if lower_case is None else lower_case,
@@ -87,6 +89,20 @@ def load_text_start(path: str, source_format: str | None = None,
                  start.config.max_position_embeddings)
     return TextStart(start.encoder, spm, start.lower_case, length, start.source)
 
+
+
+def read_saved_text_model(path: str) -> TextTask:
+    """The raw-text model a `.keras` file holds (`model.save`), checked: a missing file, a
+    file holding another kind of model, and weights holding NaN or infinity (all of them
+    listed) are CheckpointErrors naming the file."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path}: no such file")
+    model = tf_keras.models.load_model(path)
+    if not isinstance(model, TextTask):
+        raise CheckpointError(f"{path}: holds a {type(model).__name__}, not a raw-text "
+                              f"model of albert_tf.text_models")
+    check_finite({weight.name: weight.numpy() for weight in model.weights}, path)
+    return model
 
 def _recorded_length(path: str, source_format: str) -> int | None:
     """The sequence length our run folders were trained at."""

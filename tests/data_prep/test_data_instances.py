@@ -13,8 +13,14 @@ from thresholds import above, below
 
 from albert_tf.text.options import DataPrepError, DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.vocabulary import SentencePieceTokenizer, train_sentencepiece
-from data_prep.instances import MIN_SIDE_WORDS, document_pairs
+from albert_tf.text.vocabulary import CLS_ID, SEP_ID, SentencePieceTokenizer, train_sentencepiece
+from data_prep.instances import (
+    MIN_SIDE_WORDS,
+    ShardTokens,
+    document_pairs,
+    segment_pairs,
+    token_matrix,
+)
 
 # The level of the tests on label and length shares: at 0.1%, one seed in 50 failed (lowest
 # p-value 0.0009 over 50 seeds and 8 tests, scripts/check_thresholds.py); at 0.01% a fair
@@ -23,12 +29,15 @@ SIGNIFICANCE = 1e-4
 
 
 def all_pairs(documents, options, dupe=3, seed=0, space_before=None):
+    """(document index, SegmentPair) of every pair of `dupe` passes, and the statistics."""
     rng, stats = random.Random(seed), ExampleStatistics()
+    shard = ShardTokens.from_documents(documents, space_before)
     pairs = []
     for _ in range(dupe):
-        for index in range(len(documents)):
-            pairs.extend((index, pair) for pair in
-                         document_pairs(documents, index, options, rng, stats, space_before))
+        for index in range(shard.num_documents):
+            made = []
+            document_pairs(shard, index, options, rng, stats, made)
+            pairs.extend((index, pair) for pair in segment_pairs(shard, made))
     return pairs, stats
 
 
@@ -243,3 +252,18 @@ def test_closed_form_trimming_matches_one_piece_at_a_time():
             for max_tokens in range(2, 70, 3):
                 assert trimmed_lengths(first, second, max_tokens) == \
                     one_at_a_time(first, second, max_tokens)
+
+
+def test_token_matrix_lays_out_cls_a_sep_b_sep_of_each_pair(corpus):
+    options = DataPrepOptions(max_seq_length=64, sentence_objective="nsp")
+    shard, rng, stats, made = ShardTokens.from_documents(corpus), random.Random(1), \
+        ExampleStatistics(), []
+    for index in range(shard.num_documents):
+        document_pairs(shard, index, options, rng, stats, made)
+    tokens, lengths, separators = token_matrix(shard, made, 64)
+    assert tokens.shape == (len(made), 64) and tokens.dtype == "int32"
+    for row, length, separator, pair in zip(tokens, lengths, separators,
+                                            segment_pairs(shard, made)):
+        expected = [CLS_ID, *pair.first, SEP_ID, *pair.second, SEP_ID]
+        assert row.tolist() == expected + [0] * (64 - len(expected))
+        assert length == len(pair) and separator == len(pair.first) + 1

@@ -1,12 +1,13 @@
 """`albert-experiment run` holds its work folder (recorded as one table at one scale) and
 locks its results folder while it runs."""
 
+import json
 import os
 import types
 
 import pytest
 
-from albert_lab.ablations.cli import experiment_folders
+from albert_lab.ablations.work_folder import experiment_folders
 from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError, read_record
 
 
@@ -30,7 +31,7 @@ def test_a_second_run_of_the_table_is_refused_while_the_first_holds_its_folders(
                 pytest.fail("entered")
     record = read_record(folders.work_dir)
     assert record.run == {"experiment": "table4", "scale": "micro"}
-    assert record.files == ["e128", "e64", "random_start"]
+    assert record.files == ["e128", "e64", "random_start", "results"]
     assert sorted(os.listdir(folders.work_dir)) == [RECORD_FILE, "results"]  # locks gone
     assert os.listdir(folders.results_dir) == []
 
@@ -53,3 +54,63 @@ def test_a_work_folder_holding_a_users_file_is_refused_and_left_as_it_was(folder
         with experiment_folders(_spec(), folders):
             pytest.fail("entered")
     assert os.listdir(folders.work_dir) == ["notes.txt"]
+
+
+def _unrecorded_work_folder(work_dir, report_folder="results", scale="micro"):
+    """A work folder as runs made before folder records left it: a variant run, and the
+    report of a run given `--results_dir <work_dir>/<report_folder>`."""
+    os.makedirs(os.path.join(work_dir, "e64"))
+    with open(os.path.join(work_dir, "e64", "result.json"), "w") as file:
+        file.write("{}")
+    report = os.path.join(work_dir, report_folder)
+    os.makedirs(os.path.join(report, "records"))
+    with open(os.path.join(report, "results.json"), "w") as file:
+        json.dump({"experiment": "table4", "scale": scale, "variants": []}, file)
+    return _tree(work_dir)
+
+
+def _tree(folder):
+    return sorted((path, sorted(names), sorted(files)) for path, names, files in os.walk(folder))
+
+
+def test_a_work_folder_made_before_records_is_taken_over_with_its_results_folder(folders):
+    """The results folder inside it is the run's own `--results_dir` and its report is of
+    this table and scale: the folder is recorded as the table's and nothing in it changes.
+    (Before, `results` was refused as a file albert-experiment did not write.)"""
+    before = _unrecorded_work_folder(folders.work_dir)
+    with experiment_folders(_spec(), folders):
+        assert os.path.exists(os.path.join(folders.results_dir, LOCK_FILE))
+    record = read_record(folders.work_dir)
+    assert record.run == {"experiment": "table4", "scale": "micro"}
+    assert "results" in record.files
+    os.remove(os.path.join(folders.work_dir, RECORD_FILE))
+    assert _tree(folders.work_dir) == before
+
+
+def test_a_work_folder_made_before_records_with_another_scales_report_is_refused(folders):
+    before = _unrecorded_work_folder(folders.work_dir, scale="small")
+    with pytest.raises(FolderError, match=rf"{folders.work_dir} holds another albert-experiment "
+                                          r"run; its settings differ in 1 field\(s\): scale: "
+                                          r"'small' -> 'micro'"):
+        with experiment_folders(_spec(), folders):
+            pytest.fail("entered")
+    assert _tree(folders.work_dir) == before
+
+
+def test_a_report_folder_that_is_not_the_runs_results_dir_is_named_with_what_to_do(
+        folders, tmp_path):
+    """Its report elsewhere, the run would refuse `results` as a file it did not write: the
+    error says what the folder holds and the two ways on."""
+    before = _unrecorded_work_folder(folders.work_dir)
+    folders.results_dir = str(tmp_path / "reports")
+    old = os.path.join(folders.work_dir, "results")
+    with pytest.raises(FolderError) as refusal:
+        with experiment_folders(_spec(), folders):
+            pytest.fail("entered")
+    assert str(refusal.value) == (
+        f"{old} holds a report of albert-experiment (table4 at scale micro), made before work "
+        f"folders were recorded, but this run writes its report to {folders.results_dir}; to "
+        f"go on with that report, give --results_dir {old}, else move {old} out of "
+        f"{folders.work_dir} (nothing was changed)")
+    assert _tree(folders.work_dir) == before
+    assert not os.path.exists(folders.results_dir)

@@ -416,3 +416,25 @@ def test_the_summary_states_the_flags_and_both_peaks(bench):
     assert ("## Float32 against bfloat16, by model size\n\nA 2048-cube matmul in the same "
             "runs, float32 / bfloat16: 210 / 398 GFLOP/s, 215 / 405 GFLOP/s") in text
     assert "| small_h64 | 64 x 4 |" in text and "| albert_base | 768 x 4 |" in text
+
+
+def test_data_prep_stage_costs_and_profile_run_on_a_small_corpus(tmp_path):
+    # The stage timing replays ShardBuilder's steps one by one: it must follow their API.
+    import argparse
+
+    from data_helpers import english_like_text
+
+    from albert_lab.benchmarks.data_build_stages import hot_functions, stage_breakdown
+    from albert_tf.text.vocabulary import train_sentencepiece
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(english_like_text(60, seed=0))
+    model = train_sentencepiece(iter(corpus.read_text().lower().splitlines()),
+                                str(tmp_path / "spm"), vocab_size=300)
+    args = argparse.Namespace(max_seq_length=64, dupe_factor=2, max_predictions_per_seq=10)
+    stages = stage_breakdown(args, str(corpus), model)
+    assert list(stages) == ["read and normalize", "SentencePiece", "segments A/B", "masking",
+                            "encoding", "shuffle", "framing and hashing"]
+    assert all(value > 0 for value in stages.values())
+    hot = hot_functions(args, str(corpus), model, top=5)
+    assert len(hot) == 5 and all(row["calls"] > 0 for row in hot)

@@ -11,11 +11,12 @@ import unicodedata
 
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from albert_tf.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 from albert_tf.preprocessing.graph_normalization import normalize_text as graph_normalize
 from albert_tf.preprocessing.graph_normalization import valid_utf8
-from albert_tf.text.normalize import normalize_text
+from albert_tf.text.normalize import normalize_document, normalize_text
 from albert_tf.tokenization import AlbertTokenizer, truncate_pair
 
 TRICKY_TEXTS = [
@@ -51,6 +52,23 @@ def test_graph_normalization_equals_the_python_one():
     assert not mismatches
     cased = graph_normalize(tf.constant(TRICKY_TEXTS), lower_case=False).numpy()
     assert [text.decode() for text in cased] == [normalize_text(t, False) for t in TRICKY_TEXTS]
+
+
+def test_a_document_normalizes_as_its_lines_one_by_one():
+    # normalize_document maps each distinct character once over a whole document and skips
+    # collapsing single-spaced text: it must equal normalize_text line by line on any text.
+    rng = random.Random(3)
+    lines = TRICKY_TEXTS + random_texts(600, seed=1) + [
+        "plain single spaced", "ends with a space ", " starts", "\u03a3\u039f\u03a3 \u03c3\u03a3.",
+        "\U0001d6ba x", "a\u00a0 b", "no\u2028break", "\u00c6sop", "it''s ``so''\r"]
+    for _ in range(300):
+        document = "\n".join(rng.sample(lines, rng.randint(1, 6))) + rng.choice(["", "\n"])
+        for lower_case in (True, False):
+            expected = [normalize_text(line, lower_case) for line in document.split("\n")]
+            assert normalize_document(document.encode(), lower_case) == \
+                [line for line in expected if line], repr(document)
+    with pytest.raises(UnicodeDecodeError):
+        normalize_document(b"caf\xe9\n", True)
 
 
 def test_every_assigned_character_normalizes_as_in_python():
@@ -113,6 +131,40 @@ def test_cased_tokenizer(released_style_model):
     texts = ["The Cafe WAS", "caf\u00c9 1990,"]
     assert graph(tf.constant(texts)).to_list() == [python.encode(t) for t in texts]
 
+
+def test_a_reseed_leaves_a_built_tokenizer_working(released_style_model, tmp_path):
+    """`tf_keras.utils.set_random_seed` (as `tf.random.set_seed` and
+    `tf_keras.backend.clear_session`) clears TensorFlow's eager kernel cache. tensorflow-text
+    made its SentencePiece resource the property of a cached kernel, so the resource went
+    too, and every later call of a tokenizer built before failed with "Resource ...
+    SentencepieceOp ... does not exist": eager, traced, in a `tf.data` pipeline. Both of the
+    layer's tokenizers are exercised (text after a [MASK] uses the second). A SavedModel
+    loaded before the reseed kept working even then (its resource's kernel is not in that
+    cache); it is checked too, since a SavedModel now records the resource's shared name."""
+    tokenizer = AlbertTextTokenizer(released_style_model)
+    texts = tf.constant(["the cafe in 1995, a year", "un[MASK]able [MASK]. he was"])
+    traced = tf.function(lambda text: tokenizer(text).to_tensor(-1))
+    pipeline = tf.data.Dataset.from_tensor_slices(texts).batch(2).map(
+        lambda text: tokenizer.tokenize_with_masks(text).to_tensor(-1))
+    module = tf.Module()
+    module.resources = list(tokenizer.resources)
+    module.encode = tf.function(lambda text: tokenizer(text).to_tensor(-1),
+                                input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path / "saved"))
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+
+    def outputs() -> dict[str, list]:
+        ids = tokenizer(texts)
+        return {"eager": ids.to_list(), "traced": traced(texts).numpy().tolist(),
+                "with masks": [batch.numpy().tolist() for batch in pipeline],
+                "pieces": tokenizer.id_to_piece(ids).to_list(),
+                "loaded": loaded.encode(texts).numpy().tolist()}
+
+    before = outputs()
+    python = AlbertTokenizer(released_style_model)
+    assert before["eager"] == [python.encode(text.decode()) for text in texts.numpy()]
+    tf_keras.utils.set_random_seed(1)
+    assert outputs() == before
 
 def test_invalid_utf8_does_not_fail(tokenizers):
     graph, python = tokenizers

@@ -4,6 +4,7 @@ and exports to a SavedModel serving the same outputs; their in-graph inputs equa
 albert-finetune's Python conversion makes."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -35,6 +36,7 @@ from albert_tf.text_models import (
     TextSpanExtractor,
     load_text_model,
 )
+from albert_tf.text_models.batch_prediction import model_predictor, predict_file
 from albert_tf.text_models.multiple_choice import option_texts
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -98,6 +100,52 @@ def test_the_saved_file_exports_to_a_saved_model_with_the_same_outputs(trained, 
     assert '"labels": [\n    "sad",\n    "glad"\n  ]' in (
         output / "assets.extra" / "albert_export.json").read_text()
 
+
+def test_models_built_before_a_reseed_still_predict_fit_and_predict_files(trained, tmp_path):
+    """Seeding after building a model (`tf_keras.utils.set_random_seed`, which albert-finetune
+    and albert-pretrain call too) left its tokenizer without its SentencePiece resource
+    (test_preprocessing's reseed test says why): predict, fit and albert-predict's file
+    prediction failed. The fitted classifier (its functions already traced) and a copy
+    reloaded from its `.keras` file both work after a reseed."""
+    classifier, _, path = trained
+    reloaded = load_text_model(path)
+    texts, labels = labelled(32, 8)
+    before = classifier.predict(texts, verbose=0)["probabilities"]
+    table = tmp_path / "rows.jsonl"
+    table.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    tf_keras.utils.set_random_seed(2)
+    for model in (classifier, reloaded):
+        np.testing.assert_allclose(model.predict(texts, verbose=0)["probabilities"], before,
+                                   atol=1e-6)
+    predict_file(model_predictor(reloaded), str(table), str(tmp_path / "out.jsonl"), 8)
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").open()]
+    np.testing.assert_allclose([row["probability_glad"] for row in written], before[:, 1],
+                               atol=1e-5)
+    reloaded.compile(AdamWeightDecay(1e-3))
+    assert np.isfinite(reloaded.fit(texts, labels, batch_size=16, verbose=0).history["loss"])
+
+def test_a_keras_file_holding_a_nan_is_refused_naming_the_weight(trained, tmp_path, capsys):
+    """Every reader of a `.keras` file refuses it before using it: `load_text_model`,
+    `from_checkpoint`, albert-predict and albert-export (which write nothing)."""
+    _, _, path = trained
+    broken = tf_keras.models.load_model(path)
+    bias = broken.encoder.pooler.dense.bias
+    bias.assign(tf.tensor_scatter_nd_update(bias, [[1]], [np.nan]))
+    nan_file = str(tmp_path / "nan.keras")
+    broken.save(nan_file)
+    message = (rf"{nan_file}: 1 weight\(s\) hold NaN or infinity.*\n.*pooler.*bias.* "
+               rf"\(1 NaN of 32 values\)")
+    with pytest.raises(CheckpointError, match=message):
+        load_text_model(nan_file)
+    with pytest.raises(CheckpointError, match=message):
+        TextRegressor.from_checkpoint(nan_file)
+    table = tmp_path / "rows.jsonl"
+    table.write_text('{"text": "a fine film"}\n')
+    assert predict_main(["--model_dir", nan_file, "--input", str(table), "--output",
+                         str(tmp_path / "out.jsonl"), "--no_progress"]) == 2
+    assert export_main(["--checkpoint", nan_file, "--output", str(tmp_path / "export")]) == 2
+    assert capsys.readouterr().err.count("1 weight(s) hold NaN or infinity") == 2
+    assert sorted(os.listdir(tmp_path)) == ["nan.keras", "rows.jsonl"]
 
 def test_checkpoints_of_each_format_start_the_same_encoder(tiny_start, trained, tmp_path):
     """Ours, the original TF1 layout, transformers' and a keras-hub preset are read by their
