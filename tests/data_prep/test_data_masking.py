@@ -135,20 +135,22 @@ def test_replacement_is_80_10_10(masked, record_property):
     assert shown_mask == stats.replaced_by_mask
 
 
-def test_the_replacement_rates_and_the_random_pieces_follow_the_recipe():
+def test_the_replacement_rates_and_the_random_pieces_follow_the_recipe(seed, record_property):
     """Other shares than 80/10/10, and random pieces drawn from every id (the original's
     way): control pieces among them, at their share of the vocabulary."""
     options = DataPrepOptions(max_seq_length=128, mask_token_rate=0.5, random_token_rate=0.4,
                               random_from_ordinary=False)
-    _, stats, results = mask_many(options, 4000, seed=2)
+    _, stats, results = mask_many(options, 4000, seed=seed + 2)
     observed = [stats.replaced_by_mask, stats.kept_original, stats.replaced_by_random]
     expected = [share * sum(observed) for share in (0.5, 0.1, 0.4)]
-    assert scipy_stats.chisquare(observed, expected).pvalue > SIGNIFICANCE
+    above(record_property, "50/10/40 replacements' chi-square p-value",
+          scipy_stats.chisquare(observed, expected).pvalue, SIGNIFICANCE)
     drawn = [result.tokens[p] for tokens, _, result in results for p in result.positions
              if result.tokens[p] not in (MASK_ID, tokens[p])]
     special = sum(piece < 5 for piece in drawn)  # <pad>, <unk>, [CLS], [SEP] ([MASK] aside)
-    assert scipy_stats.binomtest(special, len(drawn), 4 / VOCAB.size).pvalue > SIGNIFICANCE
-    assert special > 0
+    above(record_property, "control pieces drawn: binomial p-value",
+          scipy_stats.binomtest(special, len(drawn), 4 / VOCAB.size).pvalue, SIGNIFICANCE)
+    above(record_property, "control pieces drawn", special, 0)
 
 
 def test_an_impossible_recipe_names_the_option():
@@ -173,12 +175,14 @@ def test_shard_folders_record_the_recipe_in_its_first_form_unless_a_later_field_
     assert "random_token_rate" not in changed
 
 
-def test_random_replacements_are_ordinary_pieces_spread_over_the_vocabulary(masked):
+def test_random_replacements_are_ordinary_pieces_spread_over_the_vocabulary(masked,
+                                                                          record_property):
     _, _, results = masked
     drawn = [result.tokens[p] for tokens, _, result in results for p in result.positions
              if result.tokens[p] not in (MASK_ID, tokens[p])]
     assert drawn and min(drawn) >= 5  # never <pad>, <unk>, [CLS], [SEP] or [MASK]
-    assert len(set(drawn)) > 0.95 * (VOCAB.size - 5)
+    above(record_property, "share of the ordinary pieces drawn", len(set(drawn)) /
+          (VOCAB.size - 5), 0.95)
 
 
 def test_never_masks_cls_or_sep_and_no_span_crosses_sep(masked):

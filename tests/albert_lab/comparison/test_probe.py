@@ -168,10 +168,11 @@ def probe_inputs(tmp_path_factory):
 
 @pytest.mark.slow
 def test_the_probe_finds_the_word_the_label_is_and_not_the_coin(probe_inputs, tmp_path,
-                                                                 capsys):
+                                                                 capsys, seed, record_property):
     output = tmp_path / "probe"
+    random_seeds = [str(1 + 2 * seed), str(2 + 2 * seed)]  # the random encoders' weights
     assert experiment_main(["probe", probe_inputs["run"], "--tasks_dir",
-                            probe_inputs["tasks"], "--seeds", "1", "2",
+                            probe_inputs["tasks"], "--seeds", *random_seeds,
                             "--output_dir", str(output)]) == 0
     shown = capsys.readouterr().out
     assert "one-class left out: " in shown and "every training example has the same label" \
@@ -185,15 +186,16 @@ def test_the_probe_finds_the_word_the_label_is_and_not_the_coin(probe_inputs, tm
         larger = max(np.mean(labels), 1 - np.mean(labels))
         assert row["constant"]["test"] == pytest.approx(larger)
         starts = [row["pretrained"], *row["random"].values()]
-        assert sorted(row["random"]) == ["1", "2"]
-        for scores in starts:
-            for feature in ("pooled", "mean"):
-                if name == "feelings":  # which word set a sentence holds: even random
-                    # encoders keep some of it in 32 dimensions (68-79% measured at 600
-                    # training rows, against 50% for one answer)
-                    assert scores[feature]["test"] >= 0.62, (name, feature, scores)
-                else:  # coin flips: nothing to find
-                    assert abs(scores[feature]["test"] - 0.5) <= 0.1, (name, feature, scores)
+        assert sorted(row["random"]) == sorted(random_seeds)
+        accuracies = [scores[feature]["test"] for scores in starts
+                      for feature in ("pooled", "mean")]
+        if name == "feelings":  # which word set a sentence holds: even random encoders keep
+            # some of it in 32 dimensions (68-79% measured at 600 training rows, against 50%
+            # for one answer)
+            at_least(record_property, "feelings: lowest test accuracy", min(accuracies), 0.62)
+        else:  # coin flips: nothing to find
+            at_most(record_property, "coin: largest |test accuracy - 0.5|",
+                    max(abs(accuracy - 0.5) for accuracy in accuracies), 0.1)
 
 
 def test_the_probe_names_a_task_folder_that_is_not_there(probe_inputs, tmp_path, capsys):

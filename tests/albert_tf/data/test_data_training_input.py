@@ -28,7 +28,7 @@ from albert_tf.records.tfrecord import digest_records, read_records, write_recor
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
-from data_prep.instances import document_pairs
+from data_prep.instances import ShardTokens, document_pairs, segment_pairs
 from data_prep.shard import ShardBuilder
 
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4
@@ -43,11 +43,13 @@ def corpus(tmp_path_factory):
     tuple of its real tokens) to its segment ids."""
     documents = unique_token_documents(80, seed=3)
     vocab = vocabulary(documents[-1][-1][-1] + 1, word_start_every=2)
-    rng, stats = random.Random(0), ExampleStatistics()
-    pairs = [pair for index in range(len(documents))
-             for pair in document_pairs(documents, index, OPTIONS, rng, stats)]
+    shard, rng, stats, made = ShardTokens.from_documents(documents), random.Random(0), \
+        ExampleStatistics(), []
+    for index in range(shard.num_documents):
+        document_pairs(shard, index, OPTIONS, rng, stats, made)
     builder = ShardBuilder(OPTIONS, types.SimpleNamespace(vocabulary=vocab))
-    records = builder.encode_pairs(pairs, np.random.default_rng(0), stats)
+    records = builder.encode_pairs(shard, made, np.random.default_rng(0), stats)
+    pairs = list(segment_pairs(shard, made))
     folder = tmp_path_factory.mktemp("shards")
     paths = [str(folder / f"train-{i}.tfrecord") for i in range(SHARDS)]
     for index, path in enumerate(paths):
@@ -178,9 +180,10 @@ def test_static_masks_restore_to_the_original_sequences(corpus):
     assert sorted(restored) == sorted(corpus.originals)
 
 
-def test_dynamic_masks_have_the_static_shapes_and_undo_to_the_originals(corpus):
-    static = pretraining_dataset(make_config(corpus))
-    dynamic = pretraining_dataset(make_config(corpus, dynamic_masking=True))
+def test_dynamic_masks_have_the_static_shapes_and_undo_to_the_originals(corpus, seed,
+                                                                        record_property):
+    static = pretraining_dataset(make_config(corpus, seed=seed + 7))
+    dynamic = pretraining_dataset(make_config(corpus, dynamic_masking=True, seed=seed + 7))
     assert dynamic.element_spec == static.element_spec
     seen = set()
     for ids, mask, segments, *masks in examples(numpy_batches(dynamic, 30)):
@@ -190,7 +193,8 @@ def test_dynamic_masks_have_the_static_shapes_and_undo_to_the_originals(corpus):
         assert mask.sum() == length
         np.testing.assert_array_equal(segments[:length], corpus.originals[original])
         seen.add(original)
-    assert len(seen) > 0.9 * len(corpus.originals)
+    above(record_property, "share of the examples seen in 30 batches",
+          len(seen) / len(corpus.originals), 0.9)
 
 
 def masking_statistics(batches, word_start, slots=PREDICTIONS, rate=OPTIONS.masked_lm_prob):
@@ -296,7 +300,8 @@ def masked_piece_runs(batches) -> np.ndarray:
     return runs
 
 
-def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path):
+def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path, seed,
+                                                                record_property):
     """`data.whole_word_mask` and `data.favor_shorter_ngram` in a run's YAML reach the
     re-masking of its training stream (as `albert-pretrain` builds it): without whole words
     a word's pieces are masked apart, and uniform span lengths make longer runs of masked
@@ -313,7 +318,7 @@ def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path)
                      "cycle_length": 2, "dynamic_masking": True, **recipe},
             "optimizer": {"warmup_steps": 1},
             "train": {"global_batch_size": 64, "train_steps": 10, "steps_per_epoch": 10,
-                      "seed": 7}}))
+                      "seed": seed + 7}}))
         config = load_pretrain_config(str(path))
         assert all(getattr(config.data, name) == value for name, value in recipe.items())
         return numpy_batches(pretraining_dataset(input_config(config, corpus.paths, True)), 30)
@@ -324,12 +329,16 @@ def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path)
     uniform = stream(whole_word_mask=False, favor_shorter_ngram=False)
     assert masking_statistics(whole_words, word_start)["partial_words"] == 0
     parted = masking_statistics(pieces, word_start)
-    assert parted["partial_words"] > 0.2 * parted["masked"]
+    above(record_property, "share of masked pieces in partly masked words",
+          parted["partial_words"] / parted["masked"], 0.2)
     favored, flat = masked_piece_runs(pieces), masked_piece_runs(uniform)
     lengths = np.arange(SEQ + 1)
-    assert (flat * lengths).sum() / flat.sum() > (favored * lengths).sum() / favored.sum()
+    above(record_property, "mean masked run, uniform / 1-over-n spans",
+          ((flat * lengths).sum() / flat.sum()) / ((favored * lengths).sum() / favored.sum()),
+          1.0)
     table = [[row[1], row[2], row[3:].sum()] for row in (favored, flat)]
-    assert scipy_stats.chi2_contingency(table).pvalue < SIGNIFICANCE
+    below(record_property, "run lengths' chi-square p-value, uniform vs 1-over-n",
+          scipy_stats.chi2_contingency(table).pvalue, SIGNIFICANCE)
 
 
 def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus):
@@ -354,16 +363,18 @@ def mask_sets(batches):
     return occurrences
 
 
-def test_masks_are_fresh_every_pass_and_reproducible_with_the_seed(corpus):
-    batches = numpy_batches(pretraining_dataset(make_config(corpus, dynamic_masking=True)), 60)
+def test_masks_are_fresh_every_pass_and_reproducible_with_the_seed(corpus, seed,
+                                                                  record_property):
+    config = make_config(corpus, dynamic_masking=True, seed=seed + 7)
+    batches = numpy_batches(pretraining_dataset(config), 60)
     repeated = [masks for masks in mask_sets(batches).values() if len(masks) > 1]
-    assert len(repeated) > 50
+    above(record_property, "examples seen twice in 60 batches", len(repeated), 50)
     fresh = sum(masks[0] != masks[1] for masks in repeated)
-    assert fresh > 0.8 * len(repeated)
-    again = numpy_batches(pretraining_dataset(make_config(corpus, dynamic_masking=True)), 10)
+    above(record_property, "share of them masked afresh", fresh / len(repeated), 0.8)
+    again = numpy_batches(pretraining_dataset(config), 10)
     assert_same_batches(batches[:10], again)
     other_seed = numpy_batches(pretraining_dataset(
-        make_config(corpus, dynamic_masking=True, seed=8)), 10)
+        make_config(corpus, dynamic_masking=True, seed=seed + 8)), 10)
     assert any(not np.array_equal(one["masked_lm_positions"], other["masked_lm_positions"])
                for one, other in zip(batches, other_seed))
 

@@ -27,6 +27,15 @@ def pretrainer(python_tokenizer):
     return model
 
 
+@pytest.fixture
+def seeded_pretrainer(pretrainer, seed):
+    """The pretrainer's architecture with weights drawn from the test's seed (the same
+    weights as `pretrainer` at seed 0), for tests that bound how far an export drifts."""
+    model = build_model(pretrainer.config, masked_lm=True, sentence_objective="sop")
+    randomize_weights(model, seed=3 + seed)
+    return model
+
+
 @pytest.fixture(scope="module")
 def model_folder(pretrainer, released_style_model, tmp_path_factory):
     folder = tmp_path_factory.mktemp("export") / "run"

@@ -13,10 +13,12 @@ import textwrap
 import numpy as np
 import pytest
 from text_tasks import NAMES, SEQ, labelled
+from thresholds import at_least
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.cli.finetune import main as finetune_main
 from albert_tf.cli.predict import main as predict_main
+from albert_tf.config.finetuning import FinetuneTrainConfig
 from albert_tf.task_data.table_files import read_table
 from albert_tf.text_models import TextRegressor, load_text_model
 
@@ -36,12 +38,13 @@ def write_table(path, header, rows):
     return path
 
 
-def task_files(folder, extension, test_count=50):
-    """train/dev/test files of the made-up task in columns `review` and `stars`."""
+def task_files(folder, extension, test_count=50, seed=0):
+    """train/dev/test files of the made-up task in columns `review` and `stars`, their rows
+    drawn from `seed`."""
     folder.mkdir(exist_ok=True)
     return {split: write_table(folder / f"{split}{extension}", ("review", "stars"),
-                               list(zip(*labelled(count, seed))))
-            for split, count, seed in (("train", 640, 1), ("dev", 100, 2),
+                               list(zip(*labelled(count, draw + 100 * seed))))
+            for split, count, draw in (("train", 640, 1), ("dev", 100, 2),
                                        ("test", test_count, 3))}
 
 
@@ -77,14 +80,17 @@ def test_the_cli_learns_the_task_from_csv_keeping_its_labels(csv_run):
     assert np.mean(correct) == pytest.approx(results["test_metrics"]["test"]["accuracy"])
 
 
-def test_the_cli_learns_the_same_task_from_json_lines(tiny_start, tmp_path):
-    files = task_files(tmp_path / "jsonl", ".jsonl")
+def test_the_cli_learns_the_same_task_from_json_lines(tiny_start, tmp_path, seed,
+                                                      record_property):
+    files = task_files(tmp_path / "jsonl", ".jsonl", seed=seed)
     del files["test"]
-    assert finetune(files, tiny_start, tmp_path / "run") == 0
+    assert finetune(files, tiny_start, tmp_path / "run", "classify",
+                    f"train.seed={FinetuneTrainConfig.seed + seed}") == 0
     results = json.loads((tmp_path / "run" / "eval_results.json").read_text())
-    assert results["dev_metrics"]["dev"]["accuracy"] >= 0.9
+    at_least(record_property, "dev accuracy", results["dev_metrics"]["dev"]["accuracy"], 0.9)
     dev = [json.loads(line) for line in (tmp_path / "run" / "predictions" / "dev.jsonl").open()]
-    assert dev[0]["review"] == labelled(1, 2)[0][0] and dev[0]["prediction"] in NAMES
+    assert dev[0]["review"] == labelled(1, 2 + 100 * seed)[0][0]
+    assert dev[0]["prediction"] in NAMES
 
 
 def test_regression_on_pairs_reads_a_numeric_column(tiny_start, tmp_path):

@@ -47,9 +47,14 @@ def tensorboard_tags(folder):
 def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_path, capsys,
                                                                   seed, record_property):
     # XLA asked for (null leaves it off on CPUs): the compiled trainer path is this test's.
-    config = pretrain_config_from_mapping(run_mapping(shards, tmp_path / "run",
-                                                      jit_compile=True,
-                                                      seed=TrainConfig.seed + seed), "test")
+    # 600 steps, not 400, with the unigram MLM bias, not the original's zeros: at 400 steps
+    # with zeros 3 of seeds 0-9 collapsed (one output for every input) and never learned SOP;
+    # with the unigram bias seed 3 still sat at chance until step 300 (SOP is learned in a
+    # jump, later on some seeds) and the decaying rate left too little after it.
+    mapping = run_mapping(shards, tmp_path / "run", jit_compile=True, train_steps=600,
+                          seed=TrainConfig.seed + seed)
+    mapping["init"] = {"mlm_output_bias": "unigram"}
+    config = pretrain_config_from_mapping(mapping, "test")
     untrained = build_pretrainer(config)
     untrained.compile(jit_compile=False)
     from albert_tf.training.evaluation import evaluate_files
@@ -57,14 +62,14 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
 
     result = run_pretraining(config)
     after = result.eval_metrics
-    assert result.final_step == 400 and result.checkpoint.endswith("ckpt-400")
+    assert result.final_step == 600 and result.checkpoint.endswith("ckpt-600")
     below(record_property, "MLM loss after / before", after["mlm_loss"] / before["mlm_loss"],
           0.8)
     below(record_property, "sentence loss after / before",
           after["sentence_loss"] / before["sentence_loss"], 0.6)
     above(record_property, "held-out SOP accuracy", after["sentence_accuracy"], 0.75)
     saved = json.loads((tmp_path / "run" / "eval_results.json").read_text())
-    assert saved["step"] == 400 and saved["sentence_accuracy"] == pytest.approx(
+    assert saved["step"] == 600 and saved["sentence_accuracy"] == pytest.approx(
         after["sentence_accuracy"])
     tags = tensorboard_tags(tmp_path / "run" / "tensorboard")
     assert {"learning_rate", "examples_per_second", "epoch_mlm_accuracy",
@@ -87,7 +92,7 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
 
     # A finished run is not trained again.
     again = run_pretraining(config)
-    assert again.final_step == 400 and again.history == {}
+    assert again.final_step == 600 and again.history == {}
 
     output = tmp_path / "table6.json"
     # The run evaluated whole batches only: 3 of 32 from the ~100 held-out examples.
@@ -129,11 +134,12 @@ def test_a_tiny_model_learns_mlm_and_sop_and_albert_eval_scores_it(shards, tmp_p
                           "--init_checkpoint", str(tmp_path / "run"),
                           "--init_ignore", "^sentence_head/"]) == 0
     out = capsys.readouterr().out
-    assert f"started from ours {tmp_path / 'run'} (step 400)" in out, out
+    assert f"started from ours {tmp_path / 'run'} (step 600)" in out, out
     assert "left as initialized: sentence_head (2)" in out and "finished at step 10" in out
     continued = json.loads((tmp_path / "continued" / "eval_results.json").read_text())
-    assert continued["mlm_loss"] < after["mlm_loss"] + 0.2 * (before["mlm_loss"]
-                                                              - after["mlm_loss"]), continued
+    below(record_property, "continued run: share of the MLM loss's drop given back",
+          (continued["mlm_loss"] - after["mlm_loss"]) / (before["mlm_loss"] - after["mlm_loss"]),
+          0.2)
 
 
 def _pretrain_command(config_path):
