@@ -67,7 +67,7 @@ def varint_bytes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     real = np.empty(values.shape + (groups,), bool)
     real[..., 0] = True
     for group in range(groups):
-        shifted = values >> values.dtype.type(7 * group)
+        shifted = values >> values.dtype.type(7 * group) if group else values
         slots[..., group] = shifted & 0x7F
         if group + 1 < groups:
             more = real[..., group + 1]
@@ -95,6 +95,7 @@ class _EntryPrefixes:
     def __init__(self, name: str, list_field: int):
         self.name, self.list_field = name, list_field
         self.table = np.zeros((0, 0), np.uint8)
+        self.real = np.zeros((0, 0), bool)
         self.sizes = np.zeros(0, np.int64)
 
     def rows(self, packed_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,9 +110,9 @@ class _EntryPrefixes:
             for size, prefix in enumerate(prefixes):
                 self.table[size, :len(prefix)] = np.frombuffer(prefix, np.uint8)
             self.sizes = np.fromiter(map(len, prefixes), np.int64, len(prefixes))
-        lengths = self.sizes[packed_sizes]
-        real = np.arange(self.table.shape[1]) < lengths[:, None]
-        return self.table[packed_sizes], real, lengths
+            self.real = np.arange(widest) < self.sizes[:, None]
+        return (np.take(self.table, packed_sizes, axis=0),
+                np.take(self.real, packed_sizes, axis=0), np.take(self.sizes, packed_sizes))
 
 
 class ExampleEncoder:

@@ -42,7 +42,7 @@ import numpy as np
 
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.vocabulary import CLS_ID, SEP_ID
+from albert_tf.text.vocabulary import CLS_ID, SEP_ID, flat_ids
 
 # A one-sentence chunk is cut so that each side keeps at least this many words (or half the
 # sentence's words, when it has fewer than twice this many).
@@ -70,19 +70,19 @@ class ShardTokens:
     @classmethod
     def from_documents(cls, documents: Sequence[Sequence[Sequence[int]]],
                        space_before: bytes | None = None) -> "ShardTokens":
-        """From documents as lists of sentences of piece ids (see `from_sentences`)."""
-        return cls.from_sentences(list(itertools.chain.from_iterable(documents)),
-                                  [len(document) for document in documents], space_before)
+        """From documents as lists of sentences of piece ids (see `from_arrays`)."""
+        ids, lengths = flat_ids(list(itertools.chain.from_iterable(documents)))
+        return cls.from_arrays(ids, lengths, [len(document) for document in documents],
+                               space_before)
 
     @classmethod
-    def from_sentences(cls, sentences: Sequence[Sequence[int]], sentences_per_document:
-                       Sequence[int], space_before: bytes | None = None) -> "ShardTokens":
-        """From the piece ids of every sentence, document after document, and each document's
-        sentence count; empty sentences are dropped, then documents left empty.
-        `space_before[id]` is 1 for the pieces that follow a space (the tokenizer's table)."""
-        lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
-        ids = np.fromiter(itertools.chain.from_iterable(sentences), np.int32,
-                          int(lengths.sum()))
+    def from_arrays(cls, ids: np.ndarray, lengths: np.ndarray,
+                    sentences_per_document: Sequence[int],
+                    space_before: bytes | None = None) -> "ShardTokens":
+        """From the piece ids of every sentence end to end (int32), each sentence's count,
+        and each document's sentence count; empty sentences are dropped, then documents left
+        empty. `space_before[id]` is 1 for the pieces that follow a space (the tokenizer's
+        table)."""
         kept = np.concatenate([[0], np.cumsum(lengths > 0)])  # non-empty sentences before
         counts = np.asarray(sentences_per_document, np.int64)
         ends = np.cumsum(counts)

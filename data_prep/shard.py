@@ -56,13 +56,14 @@ class ShardBuilder:
 
     def tokenize(self, documents: list[list[str]]) -> ShardTokens:
         """Documents of normalized sentences as `ShardTokens`, `_ENCODE_BATCH` sentences per
-        SentencePiece call (one thread: see `SentencePieceTokenizer.encode`)."""
+        SentencePiece call (on one thread: see `SentencePieceTokenizer.encode_flat`)."""
         flat = [sentence for document in documents for sentence in document]
-        ids = []
-        for start in range(0, len(flat), _ENCODE_BATCH):
-            ids.extend(self.tokenizer.encode(flat[start:start + _ENCODE_BATCH]))
-        return ShardTokens.from_sentences(ids, [len(document) for document in documents],
-                                          self.tokenizer.space_before)
+        batches = [self.tokenizer.encode_flat(flat[start:start + _ENCODE_BATCH])
+                   for start in range(0, len(flat), _ENCODE_BATCH)]
+        ids = np.concatenate([ids for ids, _ in batches] or [np.zeros(0, np.int32)])
+        lengths = np.concatenate([lengths for _, lengths in batches] or [np.zeros(0, np.int64)])
+        return ShardTokens.from_arrays(ids, lengths, [len(document) for document in documents],
+                                       self.tokenizer.space_before)
 
     def build(self, part: Part) -> tuple[list[bytes], ShardStatistics]:
         """Serialized examples of `part`, shuffled, and the statistics of making them."""

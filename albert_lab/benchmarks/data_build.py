@@ -39,18 +39,22 @@ from albert_lab.result_files import write_result
 
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
 FORWARD = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
-# Runs `albert-data build` in this child process and reports, at exit, its wall time, its own
-# peak RSS (the launching process: the plan, the progress, the manifest; with one worker it
-# builds the shards itself) and the largest peak RSS of its worker processes.
+# Runs `albert-data build` in this child process and reports, at exit, its wall time, the CPU
+# seconds of it and its workers (so cores used = CPU / wall: one worker must keep to one core),
+# its own peak RSS (the launching process: the plan, the progress, the manifest; with one
+# worker it builds the shards itself) and the largest peak RSS of its worker processes.
 MEASURE = """
 import atexit, json, resource, runpy, sys, time
 start = time.perf_counter()
 
 def report():
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
     print(json.dumps({"seconds": time.perf_counter() - start,
-                      "launcher_peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                      "worker_peak_rss_kib":
-                          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+                      "cpu_seconds": sum(usage.ru_utime + usage.ru_stime
+                                         for usage in (own, children)),
+                      "launcher_peak_rss_kib": own.ru_maxrss,
+                      "worker_peak_rss_kib": children.ru_maxrss}))
 
 atexit.register(report)
 sys.argv = ["albert-data", *sys.argv[1:]]
@@ -118,7 +122,8 @@ def run_build(args, corpus: str, model: str, output: str, workers: int) -> dict:
     # One worker: the launching process builds the shards itself.
     worker_kib = timing["worker_peak_rss_kib"] if workers > 1 else timing["launcher_peak_rss_kib"]
     return {"workers": workers, "shards": len(manifest["shards"]), "examples": examples,
-            "seconds": timing["seconds"],
+            "seconds": timing["seconds"], "cpu_seconds": timing["cpu_seconds"],
+            "cores_used": timing["cpu_seconds"] / timing["seconds"],
             "examples_per_second": rate, "examples_per_second_per_worker": rate / workers,
             "times_original_per_worker": rate / workers / ORIGINAL_EXAMPLES_PER_SECOND,
             "peak_rss_mib": max(timing["launcher_peak_rss_kib"], worker_kib) / 1024,
@@ -193,13 +198,14 @@ def inspect_rates(args, shards: str, single_records: int = 2000) -> dict:
             "one_record_at_a_time_records_per_second": one_by_one}
 
 
-HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'ex/s':>9}{'ex/s/worker':>13}"
-          f"{'x original':>12}{'peak RSS MiB':>14}")
+HEADER = (f"{'workers':>7}{'examples':>10}{'seconds':>9}{'cores':>7}{'ex/s':>9}"
+          f"{'ex/s/worker':>13}{'x original':>12}{'peak RSS MiB':>14}")
 
 
 def format_row(row: dict) -> str:
     return (f"{row['workers']:>7}{row['examples']:>10,}{row['seconds']:>9.2f}"
-            f"{row['examples_per_second']:>9,.0f}{row['examples_per_second_per_worker']:>13,.0f}"
+            f"{row['cores_used']:>7.2f}{row['examples_per_second']:>9,.0f}"
+            f"{row['examples_per_second_per_worker']:>13,.0f}"
             f"{row['times_original_per_worker']:>12.1f}{row['peak_rss_mib']:>14.0f}")
 
 

@@ -28,7 +28,6 @@ runs over steps (a few dozen), not over examples and words.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from typing import Sequence
 
 import numpy as np
@@ -127,8 +126,11 @@ class TokenMasker:
         """
         words = self.words(tokens, lengths, separators, boundary)
         covered = self._choose_words(words, self.budget(lengths), rng, stats)
-        chosen = np.take_along_axis(covered, np.maximum(words.token_word, 0), axis=1)
-        chosen &= words.token_word >= 0
+        # Each piece looks up its word in the flattened rows; a piece of no word (-1) lands on
+        # the previous row's last column (the last row's, for row 0), a padding word that
+        # is never covered.
+        row_starts = np.arange(0, covered.size, covered.shape[1])[:, None]
+        chosen = covered.ravel()[words.token_word + row_starts]
         columns = np.arange(tokens.shape[1])
         segment_ids = ((columns > separators[:, None]) & (columns < lengths[:, None]))
         return self._replace(tokens, lengths, segment_ids.astype(np.uint8), chosen, words,
@@ -136,22 +138,20 @@ class TokenMasker:
 
     def _token_matrix(self, segments):
         """(batch, max_seq_length) ids of `[CLS] A [SEP] B [SEP]`, lengths, first [SEP]."""
-        first = np.fromiter((len(a) for a, _ in segments), np.int64, len(segments))
-        second = np.fromiter((len(b) for _, b in segments), np.int64, len(segments))
-        lengths, separators = first + second + 3, first + 1
+        laid_out = []  # every example's ids, end to end: one conversion to numpy for all
+        for first, second in segments:
+            laid_out.append(CLS_ID)
+            laid_out += first
+            laid_out.append(SEP_ID)
+            laid_out += second
+            laid_out.append(SEP_ID)
+        first = np.fromiter((len(first) for first, _ in segments), np.int64, len(segments))
+        lengths = np.fromiter((len(second) for _, second in segments), np.int64,
+                              len(segments)) + first + 3
         tokens = np.zeros((len(segments), self.max_seq_length), np.int32)
-        rows = np.arange(len(segments))
-        tokens[rows, 0] = CLS_ID
-        tokens[rows, separators] = SEP_ID
-        tokens[rows, lengths - 1] = SEP_ID
-        # Segment A starts at column 1, segment B after the first [SEP].
-        for index, sizes, columns in ((0, first, np.ones_like(first)),
-                                      (1, second, separators + 1)):
-            values = np.fromiter(itertools.chain.from_iterable(pair[index] for pair in segments),
-                                 np.int32, int(sizes.sum()))
-            within = np.arange(len(values)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            tokens[np.repeat(rows, sizes), within + np.repeat(columns, sizes)] = values
-        return tokens, lengths, separators
+        tokens[np.arange(self.max_seq_length) < lengths[:, None]] = np.fromiter(
+            laid_out, np.int32, len(laid_out))
+        return tokens, lengths, first + 1
 
     def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray,
               boundary: np.ndarray | None = None) -> Words:
@@ -160,38 +160,43 @@ class TokenMasker:
         [SEP]. Word starts are those of the original: the word marker, a lone punctuation
         mark, or a control piece (see `tokenizer.Vocabulary`), or those of `boundary`."""
         batch, width = tokens.shape
-        columns = np.arange(width)[None, :]
+        columns = np.arange(width)
+        every = np.arange(batch)
+        inside = columns < lengths[:, None]
         if boundary is None:
-            boundary = self.word_start[tokens]
-        boundary = boundary * (columns < lengths[:, None])
-        maskable = ((columns > 0) & (columns < lengths[:, None] - 1)
-                    & (columns != separators[:, None]))
-        starts = maskable.copy()
+            boundary = np.take(self.word_start, tokens)
+        boundary = (boundary * inside).astype(np.uint8, copy=False)
+        maskable = (columns < lengths[:, None] - 1) & (columns != separators[:, None])
+        maskable[:, 0] = False
         if self.recipe.whole_word_mask:
-            starts &= ((boundary == 1) | (columns == 1) | (columns == separators[:, None] + 1))
-        token_word = np.where(maskable, np.cumsum(starts, axis=1) - 1, -1)
-        count = starts.sum(axis=1)
+            starts = boundary == 1
+            # Each segment's first piece starts a word (a [SEP] in the last column has no
+            # segment after it; the column it would mark is not maskable anyway).
+            starts[:, 1] = True
+            starts[every, np.minimum(separators + 1, width - 1)] = True
+            starts &= maskable
+        else:
+            starts = maskable.copy()
+        words_so_far = np.cumsum(starts, axis=1, dtype=np.int32)
+        token_word = np.where(maskable, words_so_far - 1, -1)
+        count = words_so_far[:, -1].astype(np.int64)
+        split = words_so_far[every, separators].astype(np.int64)  # words [0, split) are in A
         padded = width + self.recipe.ngram  # room for span ends past the last word
-        begins = np.full((batch, padded), 4 * width, np.int64)
-        rows, positions = np.nonzero(starts)
-        begins[rows, token_word[rows, positions]] = positions
-        first_segment = starts & (columns < separators[:, None])
-        split = first_segment.sum(axis=1)  # words [0, split) are in segment A
+        word_index = np.arange(padded)
+        real_word = word_index < count[:, None]
+        begins = np.full((batch, padded), 4 * width, np.int32)
+        begins[real_word] = np.flatnonzero(starts) % width  # row-major, as `real_word`
         # A word ends where the next begins, but the last of each segment at the piece before
         # its [SEP]; a padding word ends where it begins (no pieces).
         ends = np.empty_like(begins)
         ends[:, :-1] = begins[:, 1:]
         ends[:, -1] = 4 * width
-        every = np.arange(batch)
         in_a, in_b = split > 0, count > split
         ends[every[in_a], split[in_a] - 1] = separators[in_a]
         ends[every[in_b], count[in_b] - 1] = lengths[in_b] - 1
-        word_index = np.arange(padded)[None, :]
         last_of_segment = np.where(word_index < split[:, None], split[:, None] - 1,
-                                   count[:, None] - 1)
-        last_of_segment[word_index >= count[:, None]] = -1
-        return Words(begins, ends, count, last_of_segment, token_word,
-                     boundary.astype(np.uint8))
+                                   np.where(real_word, count[:, None] - 1, -1)).astype(np.int32)
+        return Words(begins, ends, count, last_of_segment, token_word, boundary)
 
     def _choose_words(self, words: Words, budget: np.ndarray, rng: np.random.Generator,
                       stats: ExampleStatistics) -> np.ndarray:
@@ -202,7 +207,6 @@ class TokenMasker:
         ngram = self.recipe.ngram
         batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
-        begins, ends, last_of_segment = words.begins, words.ends, words.last_of_segment
         order, first_start = _random_word_orders(words.count, padded, rng)
         # Span lengths in the order they are needed: each placed span takes the next one.
         pending = np.searchsorted(self.cumulative, rng.random(
@@ -210,36 +214,40 @@ class TokenMasker:
         longest = _longest_span_pieces(words, ngram)
         # The loop indexes flattened arrays (row * width + column): one gather per lookup.
         pending_width = pending.shape[1]
-        pending, begins, ends = pending.ravel(), begins.ravel(), ends.ravel()
-        last_of_segment = last_of_segment.ravel()
+        pending, begins, ends = pending.ravel(), words.begins.ravel(), words.ends.ravel()
+        last_of_segment = words.last_of_segment.ravel()
         covered = np.zeros(batch * padded, bool)
         drawn = np.zeros(batch, np.int64)
         budget = budget.copy()
         placed_spans, placed_unconstrained = [], []
+        rows = np.nonzero((budget > 0) & (words.count > 0))[0]
         for step in range(padded - ngram):
-            rows = np.nonzero((budget > 0) & (step < words.count))[0]
             if not len(rows):
                 break
             start = order[first_start[rows] + step]
             length = pending[rows * pending_width + drawn[rows]]
             at = rows * padded + start
-            fits = start + length - 1 <= last_of_segment[at]
-            for offset in range(ngram):
-                fits &= ~(covered[at + offset] & (offset < length))
-            # The longest length up to the drawn one whose pieces fit the budget.
-            begin, left = begins[at], budget[rows]
+            fits = (start + length - 1 <= last_of_segment[at]) & ~covered[at]
+            for offset in range(1, ngram):
+                fits &= ~(covered[at + offset] & (length > offset))
+            # The longest length up to the drawn one whose pieces fit the budget: a span's
+            # pieces grow with its length, so the lengths that fit are 1..placed.
+            begin = begins[at]
+            last_piece = begin + budget[rows]
             placed = np.zeros(len(rows), np.int64)
-            for size in range(ngram, 0, -1):
-                room = (size <= length) & (ends[at + size - 1] - begin <= left)
-                placed = np.where((placed == 0) & room, size, placed)
-            take = fits & (placed > 0)
-            rows, at, placed, begin = rows[take], at[take], placed[take], begin[take]
             for offset in range(ngram):
-                covered[at[offset < placed] + offset] = True
+                placed += ends[at + offset] <= last_piece
+            placed = np.minimum(placed, length)
+            take = np.nonzero(fits & (placed > 0))[0]
+            taken_rows, at, placed, begin = rows[take], at[take], placed[take], begin[take]
+            covered[at] = True
+            for offset in range(1, ngram):
+                covered[at[placed > offset] + offset] = True
             placed_spans.append(placed)
-            placed_unconstrained.append(placed[budget[rows] >= longest[rows]])
-            budget[rows] -= ends[at + placed - 1] - begin
-            drawn[rows] += 1
+            placed_unconstrained.append(placed[budget[taken_rows] >= longest[taken_rows]])
+            budget[taken_rows] -= ends[at + placed - 1] - begin
+            drawn[taken_rows] += 1
+            rows = rows[(budget[rows] > 0) & (words.count[rows] > step + 1)]
         _count_spans(spans, placed_spans)
         _count_spans(unconstrained, placed_unconstrained)
         covered = covered.reshape(batch, padded)
@@ -247,24 +255,23 @@ class TokenMasker:
         return covered
 
     def _replace(self, tokens, lengths, segment_ids, chosen, words, rng, stats) -> MaskedBatch:
-        rows, positions = np.nonzero(chosen)  # row-major: positions ascend within a row
-        originals = tokens[rows, positions]
-        draw = rng.random(len(rows))
+        flat = np.flatnonzero(chosen)  # row-major: positions ascend within a row
+        originals = tokens.ravel()[flat]
+        draw = rng.random(len(flat))
         shown_as_mask = draw < self.recipe.mask_token_rate
         random_pick = draw >= 1.0 - self.recipe.random_token_rate
         replacement = np.where(shown_as_mask, MASK_ID, originals)
         replacement[random_pick] = self.random_ids[
             rng.integers(len(self.random_ids), size=int(random_pick.sum()))]
         masked = tokens.copy()
-        masked[rows, positions] = replacement
-        counts = np.bincount(rows, minlength=len(tokens))
-        slots = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-        width = self.max_predictions_per_seq
-        position_matrix = np.zeros((len(tokens), width), np.int64)
-        original_matrix = np.zeros((len(tokens), width), np.int64)
-        position_matrix[rows, slots] = positions
-        original_matrix[rows, slots] = originals
-        stats.masked_tokens += len(rows)
+        masked.ravel()[flat] = replacement
+        counts = chosen.sum(axis=1)
+        filled = np.arange(self.max_predictions_per_seq) < counts[:, None]
+        position_matrix = np.zeros(filled.shape, np.int64)
+        original_matrix = np.zeros(filled.shape, np.int64)
+        position_matrix[filled] = flat % tokens.shape[1]  # row-major, as `flat`
+        original_matrix[filled] = originals
+        stats.masked_tokens += len(flat)
         stats.replaced_by_mask += int(shown_as_mask.sum())
         stats.kept_original += int((~shown_as_mask & ~random_pick).sum())
         stats.replaced_by_random += int(random_pick.sum())

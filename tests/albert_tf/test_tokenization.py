@@ -51,3 +51,19 @@ def test_a_model_without_the_layout_is_refused(tmp_path):
     path.write_bytes(model.getvalue())
     with pytest.raises(DataPrepError, match="id 2 must be '\\[CLS\\]'"):
         AlbertTokenizer(str(path))
+
+
+def test_encode_flat_is_encode_end_to_end_digit_commas_split(released_style_model):
+    from albert_tf.text.vocabulary import SentencePieceTokenizer, flat_ids
+
+    tokenizer = SentencePieceTokenizer(released_style_model)
+    sentences = ["in 1990, the cafe", "", "no digits here", "years 1990, 1991,1992, and 5,5,",
+                 "the end"]
+    encoded = tokenizer.encode(sentences)
+    assert any(len(ids) > len(tokenizer.processor.encode(text))
+               for ids, text in zip(encoded, sentences)), "the digit-comma split was exercised"
+    ids, lengths = tokenizer.encode_flat(sentences)
+    assert ids.dtype == "int32" and lengths.tolist() == [len(piece_ids) for piece_ids in encoded]
+    assert ids.tolist() == [piece for piece_ids in encoded for piece in piece_ids]
+    assert [array.tolist() for array in flat_ids(encoded)] == [ids.tolist(), lengths.tolist()]
+    assert [array.tolist() for array in tokenizer.encode_flat([])] == [[], []]
