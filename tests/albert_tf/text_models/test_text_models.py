@@ -266,12 +266,18 @@ def test_span_extractor_answers_with_the_contexts_own_characters(tiny_start, tmp
         extractor.fit((questions[:2], contexts[:2]), ["code", "tea"], verbose=0)
 
 
+@pytest.mark.slow
 def test_a_regressor_learns_from_a_dataset_and_a_chooser_from_lists(tiny_start, seed,
                                                                     record_property):
     """`fit` on a `tf.data.Dataset` of (text, number) elements: the regressor scores the
     made-up sentiment (1 glad, 0 sad) far below the 0.25 mean squared error of always
-    answering 0.5; a two-option chooser learns which option is the glad one (82% of 49 new
-    rows after 30 steps; at least 70% asked, where guessing gets 50%)."""
+    answering 0.5; a two-option chooser learns which option is the glad one (at least 70%
+    of about 200 new rows asked, where guessing gets 50% +- 3.5%).
+
+    Both learn in a jump whose epoch varies with the seed: the regressor's dev error fell
+    below 0.03 at epochs 5-7 over seeds 0-9 (6 epochs left 2 of seeds 0-5 above 0.05); the
+    chooser's accuracy on 50 rows was 69-87% after 6 epochs (4 seeds) and 79-98% after 20
+    (seeds 0-9)."""
     def numbers(labels):
         return [float(label == "glad") for label in labels]
 
@@ -280,7 +286,7 @@ def test_a_regressor_learns_from_a_dataset_and_a_chooser_from_lists(tiny_start, 
     regressor.compile(AdamWeightDecay(2e-3, bias_correction=True, global_clipnorm=1.0))
     texts, labels = labelled(320, 1 + 100 * seed)
     dataset = tf.data.Dataset.from_tensor_slices((texts, numbers(labels))).shuffle(320, seed=1)
-    regressor.fit(dataset.batch(32), epochs=6, verbose=0)
+    regressor.fit(dataset.batch(32), epochs=12, verbose=0)
     dev_texts, dev_labels = dev_rows(seed)
     below(record_property, "regression dev mse", regressor.evaluate(
         dev_texts, numbers(dev_labels), return_dict=True, verbose=0)["loss"], 0.05)
@@ -296,7 +302,7 @@ def test_a_regressor_learns_from_a_dataset_and_a_chooser_from_lists(tiny_start, 
         return ([""] * len(options), ["which one is glad?"] * len(options), options), answers
 
     x, y = choices(160, 5 + 100 * seed)
-    chooser.fit(x, y, batch_size=32, epochs=6, verbose=0)
-    x, y = choices(50, 6 + 100 * seed)
+    chooser.fit(x, y, batch_size=32, epochs=20, verbose=0)
+    x, y = choices(200, 6 + 100 * seed)
     predicted = chooser.predict(x, verbose=0)["choice_logits"].argmax(-1)
     at_least(record_property, "choice accuracy", np.mean(predicted == y), 0.7)
