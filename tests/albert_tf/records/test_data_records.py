@@ -152,7 +152,10 @@ def test_training_pipeline_batches_statically_and_splits_between_replicas(exampl
                                              num_replicas_in_sync=2)
         dataset = pretraining_dataset(config, context)
         assert dataset.element_spec["input_word_ids"].shape.as_list() == [2, SEQ]
-        first_ids = {tuple(row) for batch in dataset.take(60)
+        # The shuffle buffer holds many passes over the pipeline's 25 records, so each row is
+        # close to a uniform draw from them: 1,000 rows miss a given record with probability
+        # (24/25)**1000 < 1e-17 (60 batches, 120 rows, missed one at some global seeds).
+        first_ids = {tuple(row) for batch in dataset.take(500)
                      for row in batch["input_word_ids"].numpy()}
         seen.append(first_ids)
     assert not seen[0] & seen[1]  # one file, two replicas: disjoint halves of its records
