@@ -9,7 +9,9 @@ rewrites the same bytes. A worker killed in the middle of a shard leaves at most
 file (shards are renamed into place whole, then marked complete by their sidecar): the
 runner's retry or a rerun builds that shard again, and the launching process, which holds the
 folder for the whole pipeline, deletes such temporaries once it has finished. It then writes
-the manifest.
+the manifest. (When a pipeline fails, a task already running on another worker goes on to the
+end of its shard, since a runner cannot stop it: a temporary it leaves after that is deleted
+when the next run starts, and the shard it renames into place is whole.)
 
 Runners tried here: the DirectRunner (in one process, or with `--direct_running_mode=
 multi_processing --direct_num_workers=N`) and Dask's (`--runner=apache_beam.runners.dask.
