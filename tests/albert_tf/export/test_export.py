@@ -229,8 +229,10 @@ def test_mixed_precision_xla_export_gives_float32_outputs(
     reference = pretrainer.encoder(ids)
     difference = np.abs(outputs["pooled_output"].numpy() - reference["pooled_output"].numpy())
     assert difference.max() > 0  # bfloat16 compute: close, not equal
+    # bfloat16 keeps 8 significant bits and its rounding adds up over the layers: over seeds
+    # 0-49 the largest difference was 0.057 (median 0.016), so the bound leaves 0.04.
     below(record_property, "largest pooled_output difference to float32", difference.max(),
-          0.05)
+          0.1)
     with open(tmp_path / "bf16" / "assets.extra" / "albert_export.json") as f:
         assert json.load(f)["compute_dtype"] == "bfloat16"
 

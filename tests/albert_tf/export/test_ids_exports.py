@@ -183,10 +183,11 @@ def test_quantized_files_are_smaller_and_stay_close(seeded_pretrainer, python_to
         below(record_property, f"{quantize} file's largest error, high bound",
               errors[quantize], high)
     # Full-integer int8 of a 32-wide random-weight model is coarse (every activation on 256
-    # levels); calibrated on the task's texts it still points the same way on them.
+    # levels); calibrated on the task's texts it still points the same way on them (over
+    # seeds 0-49 its lowest correlation was 0.58, median 0.93; 0 would be no relation).
     above(record_property, "dynamic_int8 file's lowest correlation",
           correlations["dynamic_int8"], 0.999)
-    above(record_property, "int8 file's lowest correlation", correlations["int8"], 0.7)
+    above(record_property, "int8 file's lowest correlation", correlations["int8"], 0.5)
 
 
 def test_representative_shards_are_cut_to_their_lengths(tmp_path):
