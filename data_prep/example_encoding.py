@@ -77,17 +77,6 @@ def varint_bytes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return slots.reshape(rows, columns * groups), real.reshape(rows, columns * groups)
 
 
-def varint_rows(matrix: np.ndarray) -> tuple[bytes, list[int]]:
-    """Varint bytes of a non-negative integer matrix, row after row, and row byte offsets.
-
-    >>> data, offsets = varint_rows(np.array([[1, 300], [0, 5]]))
-    >>> data, offsets
-    (b'\\x01\\xac\\x02\\x00\\x05', [0, 3, 5])
-    """
-    slots, real = varint_bytes(matrix)
-    return slots[real].tobytes(), [0, *np.cumsum(real.sum(axis=1)).tolist()]
-
-
 class _EntryPrefixes:
     """The bytes before the packed values of one feature's map entry, by packed size, as a
     table (size -> left-aligned bytes and their count), grown as larger sizes come."""

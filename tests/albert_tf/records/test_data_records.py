@@ -24,7 +24,7 @@ from albert_tf.records.tfrecord import (
     write_records,
 )
 from albert_tf.text.options import DataPrepError
-from data_prep.example_encoding import ExampleEncoder, varint, varint_rows
+from data_prep.example_encoding import ExampleEncoder, varint, varint_bytes
 
 SEQ, PREDICTIONS, VOCAB = 24, 5, 30000
 
@@ -91,10 +91,10 @@ def test_varint_matches_protobuf():
         assert message == b"\x0a" + varint(len(varint(value))) + varint(value)
     rng = np.random.default_rng(0)
     matrix = rng.integers(0, 2**40, size=(7, 9)) >> rng.integers(0, 40, size=(7, 9))
-    data, offsets = varint_rows(matrix)
+    slots, real = varint_bytes(matrix)
     for row, values in enumerate(matrix.tolist()):
         packed = tf.train.Int64List(value=values).SerializeToString()
-        assert packed[2 if len(packed) < 130 else 3:] == data[offsets[row]:offsets[row + 1]]
+        assert packed[2 if len(packed) < 130 else 3:] == slots[row][real[row]].tobytes()
 
 
 def test_encoded_bytes_are_the_original_examples(examples):
