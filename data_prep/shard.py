@@ -56,7 +56,7 @@ class ShardBuilder:
 
     def tokenize(self, documents: list[list[str]]) -> ShardTokens:
         """Documents of normalized sentences as `ShardTokens`, `_ENCODE_BATCH` sentences per
-        SentencePiece call (on one thread: see `SentencePieceTokenizer.encode_flat`)."""
+        SentencePiece call (on one thread: see `SentencePieceTokenizer._pieces`)."""
         flat = [sentence for document in documents for sentence in document]
         batches = [self.tokenizer.encode_flat(flat[start:start + _ENCODE_BATCH])
                    for start in range(0, len(flat), _ENCODE_BATCH)]
