@@ -60,16 +60,35 @@ def env_without_repo():
     return env
 
 
+# The first lines of every fresh serving process: the venv has albert_tf installed (editable),
+# so leaving the checkout off sys.path is not enough; any import of it fails instead.
+WITHOUT_ALBERT_TF = """\
+import sys
+
+
+class _NoAlbertTf:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("albert_tf", "data_prep"):
+            raise ModuleNotFoundError(f"No module named {name!r}: a serving process runs "
+                                      f"without albert-tf", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NoAlbertTf())
+"""
+
+
 def run_fresh_process(script: str, model_path, inputs: dict, folder) -> dict:
-    """Runs `script` as `python serve.py MODEL inputs.json out.npz` in `folder`, in a Python
-    that cannot import albert_tf from the checkout, and returns the arrays it saved. The
-    inputs hold the pairs' columns as `first` and `second` besides `inputs`."""
+    """Runs `script` as `python -I serve.py MODEL inputs.json out.npz` in `folder`, in a
+    Python where importing albert_tf or data_prep fails (`WITHOUT_ALBERT_TF`), and returns
+    the arrays it saved. The inputs hold the pairs' columns as `first` and `second` besides
+    `inputs`."""
     first, second = [list(column) for column in zip(*PAIRS)]
-    (folder / "serve.py").write_text(script)
+    (folder / "serve.py").write_text(WITHOUT_ALBERT_TF + script)
     (folder / "inputs.json").write_text(json.dumps(
         {"texts": TEXTS, "first": first, "second": second, **inputs}))
-    subprocess.run([sys.executable, "serve.py", str(model_path), "inputs.json", "out.npz"],
-                   cwd=folder, env=env_without_repo(), check=True, timeout=300)
+    subprocess.run([sys.executable, "-I", "serve.py", str(model_path), "inputs.json",
+                    "out.npz"], cwd=folder, env=env_without_repo(), check=True, timeout=300)
     with np.load(folder / "out.npz", allow_pickle=True) as outputs:
         return dict(outputs)
 
