@@ -51,15 +51,15 @@ class Words:
     """The maskable words of a batch: begin and end piece positions, (batch, max_words).
 
     Rows hold `count[b]` words; the rest is padding (begins and ends far past the sequence,
-    `last_of_segment` -1, so no span fits there). `last_of_segment[b, w]` is the index of the
-    last word of w's segment, `token_word[b, t]` the word of piece t (-1 for [CLS], [SEP],
-    padding), `boundary[b, t]` 1 where a piece starts a word in the vocabulary's sense.
+    so no span fits there). Words [0, `in_first[b]`) are in segment A, the others in B;
+    `token_word[b, t]` is the word of piece t (-1 for [CLS], [SEP], padding), `boundary[b, t]`
+    1 where a piece starts a word in the vocabulary's sense.
     """
 
     begins: np.ndarray
     ends: np.ndarray
     count: np.ndarray
-    last_of_segment: np.ndarray
+    in_first: np.ndarray
     token_word: np.ndarray
     boundary: np.ndarray
 
@@ -144,8 +144,9 @@ class TokenMasker:
         if boundary is None:
             boundary = np.take(self.word_start, tokens)
         boundary = (boundary * inside).astype(np.uint8, copy=False)
-        maskable = (columns < lengths[:, None] - 1) & (columns != separators[:, None])
+        maskable = columns < lengths[:, None] - 1
         maskable[:, 0] = False
+        maskable[every, separators] = False
         if self.recipe.whole_word_mask:
             starts = boundary == 1
             # Each segment's first piece starts a word (a [SEP] in the last column has no
@@ -172,9 +173,7 @@ class TokenMasker:
         in_a, in_b = split > 0, count > split
         ends[every[in_a], split[in_a] - 1] = separators[in_a]
         ends[every[in_b], count[in_b] - 1] = lengths[in_b] - 1
-        last_of_segment = np.where(word_index < split[:, None], split[:, None] - 1,
-                                   np.where(real_word, count[:, None] - 1, -1)).astype(np.int32)
-        return Words(begins, ends, count, last_of_segment, token_word, boundary)
+        return Words(begins, ends, count, split, token_word, boundary)
 
     def _choose_words(self, words: Words, budget: np.ndarray, rng: np.random.Generator,
                       stats: ExampleStatistics) -> np.ndarray:
@@ -195,7 +194,8 @@ class TokenMasker:
         length = self._span_lengths(batch, rng)  # each row's span length until it is placed
         longest = _longest_span_pieces(words, ngram)
         begins, ends = words.begins.ravel(), words.ends.ravel()
-        last_of_segment = words.last_of_segment.ravel()
+        # The last word of segment A, and of B: no span crosses a [SEP].
+        last_in_first, last_word = words.in_first - 1, words.count - 1
         covered = np.zeros(batch * padded, bool)
         budget = budget.copy()
         placed_spans, placed_unconstrained = [], []
@@ -210,7 +210,9 @@ class TokenMasker:
             order[slot] = start
             at = row_starts + start
             wanted = length[rows]
-            fits = (start + wanted - 1 <= last_of_segment[at]) & ~covered[at]
+            last_of_segment = np.where(start < words.in_first[rows], last_in_first[rows],
+                                       last_word[rows])
+            fits = (start + wanted - 1 <= last_of_segment) & ~covered[at]
             for offset in range(1, ngram):
                 fits &= ~(covered[at + offset] & (wanted > offset))
             # The longest length up to the drawn one whose pieces fit the budget: a span's
