@@ -132,12 +132,14 @@ class SegmentPair:
 
 
 def segment_pairs(shard, pairs) -> list[SegmentPair]:
-    """`data_prep.instances.Pair`s of `shard` with their segments as lists of piece ids."""
+    """Pairs of `shard` (`data_prep.instances.Pair`'s fields) with their segments as lists
+    of piece ids."""
     def ids(start, length):
         return shard.ids[start:start + length].tolist()
-    return [SegmentPair(ids(pair.first_start, pair.first_length),
-                        ids(pair.second_start, pair.second_length), pair.label,
-                        pair.short_target) for pair in pairs]
+    return [SegmentPair(ids(first_start, first_length), ids(second_start, second_length),
+                        label, bool(short_target))
+            for first_start, first_length, second_start, second_length, label, short_target
+            in pairs]
 
 
 def segment_rows(segments, max_seq_length: int):
