@@ -37,6 +37,7 @@ from albert_tf.config.pretraining import pretrain_config_from_mapping
 from albert_tf.export import load_saved_model
 from albert_tf.finetuning.initialization import load_pretrained_encoder
 from albert_tf.finetuning.restore import load_finetuned
+from albert_tf.finetuning.task_kinds import get_task
 from albert_tf.tokenization import AlbertTokenizer
 from albert_tf.training.trainer import run_pretraining
 from data_prep.cli import main as data_main
@@ -481,6 +482,40 @@ def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp
     assert len(chosen) == 20
     at_least(record_property, "test answers that are good or bad (chance 0.5)",
              np.mean([option in ("good", "bad") for option in chosen]), 0.9)
+
+
+@pytest.mark.slow
+def test_a_race_run_exports_rows_packed_as_it_trained(pretrained, task_files, tmp_path):
+    """albert-export of a RACE run records the run's max_qa_length (4 here, shorter than
+    every question+option), and the SavedModel's serving_choices gives the run's own
+    conversion of its test questions and the Keras model's option scores on them."""
+    model_dir = tmp_path / "race"
+    assert finetune("race", task_files["race"], pretrained, model_dir,
+                    "train.global_batch_size=16", "train.train_steps=2",
+                    "train.eval_every_steps=2", "optimizer.warmup_steps=1",
+                    "data.max_qa_length=4") == 0
+    assert export_main(["--checkpoint", str(model_dir), "--output", str(tmp_path / "export")]) == 0
+    facts = json.loads((tmp_path / "export" / "assets.extra" / "albert_export.json").read_text())
+    assert facts["task"] == "race" and facts["max_qa_length"] == 4
+    run = load_finetuned(str(model_dir))
+    task = get_task(run.config)
+    examples = task.read("test")[:6]
+    expected = task.convert(examples, AlbertTokenizer(run.config.model.spm_model,
+                                                      run.config.model.lower_case), False)
+    served = load_saved_model(str(tmp_path / "export")).signatures["serving_choices"](
+        context=tf.constant([e.context for e in examples for _ in e.options]),
+        question=tf.constant([e.question for e in examples for _ in e.options]),
+        option=tf.constant([option for e in examples for option in e.options]))
+    for name in ("input_word_ids", "input_mask", "input_type_ids"):
+        rows = expected[name].reshape(-1, SEQ)
+        width = served[name].shape[1]
+        np.testing.assert_array_equal(served[name].numpy(), rows[:, :width], err_msg=name)
+        assert not rows[:, width:].any()
+    np.testing.assert_allclose(
+        served["option_logits"].numpy().reshape(len(examples), -1),
+        run.model({name: expected[name] for name in ("input_word_ids", "input_mask",
+                                                     "input_type_ids")},
+                  training=False)["choice_logits"].numpy(), rtol=1e-5, atol=1e-5)
 
 
 def finetune_command(task, data_dir, pretrained, model_dir, *overrides):
