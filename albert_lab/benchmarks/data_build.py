@@ -16,7 +16,8 @@ to end (reading, normalization, SentencePiece, segments, masking, serialization,
 manifest), and its peak RSS is that of the largest process of its tree. The rate of the
 original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
 figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
-Then, in this process, the stages are timed one by one (microseconds per example) and
+Then, in this process, the stages are timed one by one (microseconds per example, the
+fastest of three passes) and
 `ShardBuilder.build` runs once more under cProfile, whose functions with the most self time
 are recorded: the profile of the hot loop. Last, the training input pipeline
 (`albert_tf.data.pretraining`) reads the shards back: examples/s with the written masks and
