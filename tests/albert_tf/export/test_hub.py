@@ -10,6 +10,7 @@ import tensorflow as tf
 import tensorflow_hub as hub
 import tf_keras
 from export_cases import MAX_SEQ_LENGTH, PAIRS, TEXTS
+from thresholds import below
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.export.loading import register_text_ops
@@ -53,12 +54,14 @@ def test_the_preprocessor_gives_python_ids_at_the_length_asked(preprocessor, pyt
 
 
 def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
-        hub_folder, preprocessor, pretrainer, python_tokenizer):
+        hub_folder, preprocessor, pretrainer, python_tokenizer, seed, record_property):
+    """The seed draws the classifier's head and the labels; the encoder is the export
+    tests' one fixed, seeded model (the bound is about fine-tuning it)."""
     text = tf_keras.Input(shape=(), dtype=tf.string)
     encoder = hub.KerasLayer(str(hub_folder / "encoder"), trainable=True)
     encoded = encoder(hub.KerasLayer(preprocessor)(text))
     logits = tf_keras.layers.Dense(
-        2, kernel_initializer=tf_keras.initializers.GlorotUniform(seed=1))(
+        2, kernel_initializer=tf_keras.initializers.GlorotUniform(seed=1 + seed))(
             encoded["pooled_output"])
     classifier = tf_keras.Model(text, {"logits": logits, **encoded})
 
@@ -74,7 +77,7 @@ def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
     np.testing.assert_array_equal(outputs["encoder_outputs"][-1], outputs["sequence_output"])
 
     assert len(encoder.trainable_weights) == len(pretrainer.encoder.trainable_variables)
-    labels = tf.constant([0, 1, 0, 1, 1, 0])
+    labels = tf.constant(np.random.default_rng(seed).integers(0, 2, len(TEXTS)))
     texts = tf.constant(TEXTS)
 
     def loss():
@@ -92,7 +95,8 @@ def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
     changed = [not np.array_equal(old, weight.numpy())
                for old, weight in zip(before, encoder.trainable_weights)]
     assert all(changed)  # every encoder variable gets a gradient
-    assert float(loss()) < first_loss
+    # One small gradient step lowers the loss it followed.
+    below(record_property, "loss after one SGD step / before", float(loss()) / first_loss, 1)
 
 
 def test_the_folder_records_how_it_was_made(hub_folder):
