@@ -41,8 +41,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.pair_rows import pair_rows, with_specials
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.vocabulary import CLS_ID, SEP_ID, flat_ids
+from albert_tf.text.vocabulary import flat_ids
 
 # A one-sentence chunk is cut so that each side keeps at least this many words (or half the
 # sentence's words, when it has fewer than twice this many).
@@ -98,9 +99,7 @@ class ShardTokens:
         """`ids`, then [CLS], [SEP] and max_seq_length + 1 zeros: what `token_matrix`
         gathers rows from (made once per shard)."""
         if len(self._with_specials) != len(self.ids) + max_seq_length + 3:
-            self._with_specials = np.concatenate([
-                self.ids, np.array([CLS_ID, SEP_ID], np.int32),
-                np.zeros(max_seq_length + 1, np.int32)])
+            self._with_specials = with_specials(self.ids, max_seq_length)
         return self._with_specials
 
     @property
@@ -114,7 +113,9 @@ class ShardTokens:
 
 class Pair(NamedTuple):
     """Segments A and B as ranges of `ShardTokens.ids`, the sentence label, and whether the
-    chunk aimed at a short length."""
+    chunk aimed at a short length: the fields of the plain tuples `document_pairs` makes
+    (`Pair._make` names them; a NamedTuple takes 0.3 us to make, a tenth of the loop's time
+    per pair)."""
 
     first_start: int
     first_length: int
@@ -124,32 +125,10 @@ class Pair(NamedTuple):
     short_target: bool
 
 
-@dataclasses.dataclass(slots=True)
-class SegmentPair:
-    """Segments A and B as piece ids (already trimmed to fit) and the sentence label."""
-
-    first: list[int]
-    second: list[int]
-    label: int
-    short_target: bool = False
-
-    def __len__(self) -> int:
-        """Tokens of `[CLS] A [SEP] B [SEP]`."""
-        return len(self.first) + len(self.second) + 3
-
-
-def segment_pairs(shard: ShardTokens, pairs: Sequence[Pair]) -> list[SegmentPair]:
-    """`pairs` with their segments as lists of piece ids, to read or check them."""
-    def ids(start, length):
-        return shard.ids[start:start + length].tolist()
-    return [SegmentPair(ids(pair.first_start, pair.first_length),
-                        ids(pair.second_start, pair.second_length), pair.label,
-                        pair.short_target) for pair in pairs]
-
-
 def document_pairs(shard: ShardTokens, index: int, options: DataPrepOptions,
-                   rng: random.Random, stats: ExampleStatistics, pairs: list[Pair]) -> None:
-    """Appends to `pairs` all segment pairs of document `index` for one pass (one dupe)."""
+                   rng: random.Random, stats: ExampleStatistics, pairs: list[tuple]) -> None:
+    """Appends to `pairs` all segment pairs of document `index` for one pass (one dupe), as
+    tuples of `Pair`'s fields."""
     starts = shard.sentence_starts
     position, end = shard.document_starts[index], shard.document_starts[index + 1]
     max_tokens, short_seq_prob, draw = options.max_tokens_per_pair, options.short_seq_prob, \
@@ -171,7 +150,7 @@ def document_pairs(shard: ShardTokens, index: int, options: DataPrepOptions,
         if first_length + second_length > max_tokens:
             first_start, first_length, second_start, second_length = _trimmed(
                 first_start, first_length, second_start, second_length, max_tokens, rng)
-        pairs.append(Pair(first_start, first_length, second_start, second_length, label, short))
+        pairs.append((first_start, first_length, second_start, second_length, label, short))
         position = chunk_end - put_back
 
 
@@ -289,31 +268,15 @@ def trimmed_lengths(first: int, second: int, max_tokens: int) -> tuple[int, int]
     return (shorter, shorter - (excess - gap) % 2)
 
 
-def token_matrix(shard: ShardTokens, pairs: Sequence[Pair], max_seq_length: int
+def pair_table(pairs: Sequence[tuple]) -> np.ndarray:
+    """(pairs, 6) int64: the fields of `Pair`, a row a pair."""
+    return np.fromiter(itertools.chain.from_iterable(pairs), np.int64,
+                       len(pairs) * len(Pair._fields)).reshape(len(pairs), len(Pair._fields))
+
+
+def token_matrix(shard: ShardTokens, pairs: Sequence[tuple], max_seq_length: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`[CLS] A [SEP] B [SEP]` of each pair: the (pairs, max_seq_length) int32 ids, zeros
-    after the end, the lengths and the first [SEP]'s column (both int64).
-
-    A row is six runs of consecutive entries of `shard.with_specials`: [CLS], A, [SEP], B,
-    [SEP], then zeros (in one spare column at least). So the index of every entry is a
-    cumulative sum of ones, with a jump where each run starts: one numpy pass for the whole
-    batch, then one gather.
-    """
-    table = np.fromiter(itertools.chain.from_iterable(pairs), np.int64,
-                        len(pairs) * len(Pair._fields)).reshape(len(pairs), len(Pair._fields))
-    first_starts, first_lengths, second_starts, second_lengths = table[:, :4].T
-    lengths, separators = first_lengths + second_lengths + 3, first_lengths + 1
-    source = shard.with_specials(max_seq_length)
-    cls, sep, pad = len(shard.ids), len(shard.ids) + 1, len(shard.ids) + 2
-    width = max_seq_length + 1
-    row_starts = np.arange(len(pairs))[:, None] * width
-    columns = np.stack(np.broadcast_arrays(0, 1, separators, separators + 1, lengths - 1,
-                                           lengths), axis=1)
-    positions = (row_starts + columns).ravel()
-    starts = np.stack(np.broadcast_arrays(cls, first_starts, sep, second_starts, sep, pad),
-                      axis=1).ravel()
-    steps = np.ones(len(pairs) * width, np.int64)
-    steps[positions[1:]] = np.diff(starts) - np.diff(positions) + 1
-    steps[0] = starts[0]
-    index = np.cumsum(steps).reshape(len(pairs), width)[:, :max_seq_length]
-    return source[index], lengths, separators
+    after the end, the lengths and the first [SEP]'s column (both int64); see `pair_rows`."""
+    return pair_rows(shard.with_specials(max_seq_length), pair_table(pairs)[:, :4],
+                     max_seq_length)

@@ -19,14 +19,16 @@ import numpy as np
 
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
+from albert_tf.text.pair_rows import pair_rows
 from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
 from albert_tf.text.vocabulary import SentencePieceTokenizer
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
-from data_prep.instances import Pair, ShardTokens, document_pairs, token_matrix
+from data_prep.instances import Pair, ShardTokens, document_pairs, pair_table
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
 _MASK_BATCH = 2048  # examples masked and encoded together
+_LABEL, _SHORT_TARGET = Pair._fields.index("label"), Pair._fields.index("short_target")
 
 
 def shard_seed(random_seed: int, shard_index: int) -> int:
@@ -56,7 +58,7 @@ class ShardBuilder:
 
     def tokenize(self, documents: list[list[str]]) -> ShardTokens:
         """Documents of normalized sentences as `ShardTokens`, `_ENCODE_BATCH` sentences per
-        SentencePiece call (on one thread: see `SentencePieceTokenizer.encode_flat`)."""
+        SentencePiece call (on one thread: see `SentencePieceTokenizer._pieces`)."""
         flat = [sentence for document in documents for sentence in document]
         batches = [self.tokenizer.encode_flat(flat[start:start + _ENCODE_BATCH])
                    for start in range(0, len(flat), _ENCODE_BATCH)]
@@ -72,7 +74,7 @@ class ShardBuilder:
         rng = random.Random(seed)  # segments and the final shuffle
         masking_rng = np.random.default_rng([seed, 1])  # masking, a batch at a time
         records: list[bytes] = []
-        pairs: list[Pair] = []
+        pairs: list[tuple] = []
         with _collector_paused():
             shard = self.tokenized_documents(part, stats)
             for _ in range(self.options.dupe_factor):
@@ -87,16 +89,19 @@ class ShardBuilder:
         rng.shuffle(records)
         return records, stats
 
-    def encode_pairs(self, shard: ShardTokens, pairs: list[Pair], rng: np.random.Generator,
+    def encode_pairs(self, shard: ShardTokens, pairs: list[tuple], rng: np.random.Generator,
                      stats: ExampleStatistics) -> list[bytes]:
-        """Masks a batch of segment pairs of `shard` and serializes them, in order."""
-        tokens, lengths, separators = token_matrix(shard, pairs, self.options.max_seq_length)
+        """Masks a batch of segment pairs of `shard` (tuples of `Pair`'s fields) and
+        serializes them, in order."""
+        table = pair_table(pairs)
+        tokens, lengths, separators = pair_rows(shard.with_specials(self.options.max_seq_length),
+                                                table[:, :4], self.options.max_seq_length)
         masked = self.masker.mask_tokens(tokens, lengths, separators, rng, stats)
-        labels = np.fromiter((pair.label for pair in pairs), np.uint8, len(pairs))
+        labels = table[:, _LABEL].astype(np.uint8)
         stats.examples += len(pairs)
         stats.tokens += int(masked.lengths.sum())
         stats.full_length_examples += int((masked.lengths == self.options.max_seq_length).sum())
-        stats.short_target_examples += sum(pair.short_target for pair in pairs)
+        stats.short_target_examples += int(table[:, _SHORT_TARGET].sum())
         for label, count in enumerate(np.bincount(labels).tolist()):
             if count:
                 stats.count_label(label, count)

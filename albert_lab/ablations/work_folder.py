@@ -2,7 +2,9 @@
 one table at one scale, recorded as such: `albert_tf.io.owned_folder`) and the results
 folder it locks.
 
-The results folder may lie inside the work folder (`--results_dir <work_dir>/results`).
+The results folder is a folder of its own: `--results_dir` naming the work folder itself or
+one of its variant folders is refused before anything is made, naming both paths. It may lie
+inside the work folder (`--results_dir <work_dir>/results`).
 Then it is one of the work folder's own entries, and in a work folder made before records
 were kept it is taken over as the table's when its report (`results.json`) is of the same
 table and scale; a report of another table or scale is refused, naming the field that
@@ -38,6 +40,7 @@ def experiment_folders(spec, folders) -> Iterator[None]:
     table = {"experiment": spec.name, "scale": spec.scale}
     own = [variant.name for variant in spec.variants] + [RANDOM_START]
     results_entry = _entry_of(folders.work_dir, folders.results_dir)
+    _refuse_shared_results_dir(spec, folders, results_entry, own)
     if results_entry is not None:
         own.append(results_entry)
     _refuse_other_reports(folders, results_entry)
@@ -62,6 +65,24 @@ def _entry_of(work_dir: str, results_dir: str) -> str | None:
     if os.path.normpath(os.path.abspath(work_dir)) != parent:
         return None
     return name
+
+
+def _refuse_shared_results_dir(spec, folders, results_entry: str | None,
+                               run_folders: list[str]) -> None:
+    """The report, its plots and records need a folder of their own: neither the work folder
+    (whose lock and record are the table's) nor the folder of one of its runs."""
+    work_dir, results_dir = folders.work_dir, folders.results_dir
+    if os.path.realpath(results_dir) == os.path.realpath(work_dir):
+        shared = f"is the work folder itself (--work_dir {work_dir})"
+    elif results_entry in run_folders:
+        shared = f"is the folder of the run {results_entry!r} in the work folder {work_dir}"
+    else:
+        return
+    raise FolderError(
+        f"--results_dir {results_dir} {shared}; expected a folder of the report's own, outside "
+        f"the work folder (the default is experiments/results/{spec.name}/{spec.scale}) or a "
+        f"new folder inside it, e.g. --results_dir {os.path.join(work_dir, 'results')} "
+        f"(nothing was changed)")
 
 
 def report_table(results_dir: str) -> dict[str, Any] | None:

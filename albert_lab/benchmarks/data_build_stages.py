@@ -28,7 +28,7 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
     from albert_tf.text.statistics import ExampleStatistics, InputReport
     from albert_tf.text.vocabulary import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.instances import document_pairs, token_matrix
+    from data_prep.instances import document_pairs, pair_table, token_matrix
     from data_prep.shard import ShardBuilder
 
     options = _options(args)
@@ -67,8 +67,7 @@ def stage_breakdown(args, corpus: str, model: str) -> dict:
         record for m, (batch, _) in zip(masked, batches)
         for record in builder.encoder.encode_batch(
             m.input_ids, m.lengths, m.segment_ids, m.token_boundary, m.positions,
-            m.original_ids, m.num_predictions, np.array([pair.label for pair in batch],
-                                                        np.uint8))])
+            m.original_ids, m.num_predictions, pair_table(batch)[:, 4].astype(np.uint8))])
     timed("shuffle", lambda: rng.shuffle(encoded))
     timed("framing and hashing", lambda: _frame_and_hash(encoded))
     gc.enable()
@@ -80,11 +79,11 @@ def _frame_and_hash(records: list[bytes]) -> str:
     CRC32Cs) and the shard's SHA-256."""
     import hashlib
 
-    from albert_tf.records.tfrecord import frame
+    from albert_tf.records.tfrecord import framed_blocks
 
     digest = hashlib.sha256()
-    for record in records:
-        digest.update(frame(record))
+    for block, _ in framed_blocks(records):
+        digest.update(block)
     return digest.hexdigest()
 
 

@@ -125,9 +125,11 @@ def _load_source(args):
     path, checkpoint = _source(args)
     if args.source_format == "ours" and is_finetune_run(path):
         run = load_finetuned(path, checkpoint)
+        task = get_task(run.config)
         metadata = {"source": os.path.abspath(path), "source_format": "finetuned",
-                    "task": run.config.task, "global_step": run.step,
-                    **_labels(get_task(run.config).labels)}
+                    "task": run.config.task, "global_step": run.step, **_labels(task.labels)}
+        if task.kind == "multiple_choice":  # its rows are packed as its training packed them
+            metadata["max_qa_length"] = run.config.data.max_qa_length
         return (run.model, run.config.model.spm_model, run.config.model.lower_case,
                 run.config.data.max_seq_length, metadata)
     config = read_model_config(args.config) if args.config else None

@@ -14,6 +14,10 @@ ids -> the model.
     outputs["pooled_output"]                                     # (batch, hidden) float32
     ids = model.encode(["The cafe was open."])    # the ids alone, for another runtime
 
+    chooser = AlbertClient("export/race_onnx")   # a fine-tuned multiple-choice model
+    outputs = chooser.choose(["a passage"], ["Who was it?"], [["Tom", "Ann", "Bo", "Al"]])
+    outputs["choice_logits"]                                     # (questions, options)
+
 Why a client: these files take ids, not text. ALBERT's text normalization (NFKD with
 combining marks dropped, lower-casing, whitespace and LaTeX-quote rules) runs on TensorFlow
 string ops that LiteRT and ONNX have no kernels for, and tensorflow-text's LiteRT
@@ -21,8 +25,10 @@ SentencePiece kernel (`FastSentencepieceTokenize`) splits some texts differently
 SentencePiece itself. This client gives exactly the ids of albert-tf's Python tokenizer
 (`albert_tf.tokenization`): the same normalization, SentencePiece, the original ALBERT
 tokenizer's digit-comma rule ("1990," -> "1990" ","; the replacements are listed in
-`albert_export.json`), and the original `run_classifier.py` packing and truncation. On a
-device without Python, do the same steps with SentencePiece's C++ library.
+`albert_export.json`), and the original `run_classifier.py` packing and truncation; for a
+multiple-choice model, `albert-finetune --task race`'s rows: the question+option text, cut to
+its last `max_qa_length` pieces, then packed with the passage. On a device without Python,
+do the same steps with SentencePiece's C++ library.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ class AlbertClient:
         with open(os.path.join(folder, METADATA_FILE), encoding="utf-8") as file:
             self.facts = json.load(file)
         self.max_seq_length = int(self.facts["max_seq_length"])
+        self.max_qa_length = self.facts.get("max_qa_length")  # multiple-choice models only
         self.lower_case = bool(self.facts["lower_case"])
         special = self.facts["special_ids"]
         self.cls_id, self.sep_id, self.pad_id = (special[name] for name in ("cls", "sep", "pad"))
@@ -84,20 +91,49 @@ class AlbertClient:
         to the batch's longest row. An empty pair text packs its row as a single text."""
         if text_pairs is not None and len(text_pairs) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(text_pairs)} text pairs")
+        return self._pack([(self.tokenize(text),
+                            self.tokenize(text_pairs[index]) if text_pairs is not None else [])
+                           for index, text in enumerate(texts)])
+
+    def encode_choices(self, contexts: Sequence[str], questions: Sequence[str],
+                       options: Sequence[Sequence[str]]) -> dict[str, np.ndarray]:
+        """A multiple-choice model's inputs: one row per question and option, in order
+        (question 0's options first), `[CLS] context [SEP] question+option [SEP]`, where a
+        cloze question (holding "_") gets the option in place of every "_" and any other is
+        followed by a space and the option; the question+option keeps its last
+        `max_qa_length` pieces, then the pair is truncated as `encode` truncates."""
+        if self.max_qa_length is None:
+            raise ValueError(f"{METADATA_FILE} records no max_qa_length: this export is not "
+                             f"a multiple-choice model (or was made before exports recorded "
+                             f"it); pack its rows with encode()")
+        if not len(contexts) == len(questions) == len(options):
+            raise ValueError(f"{len(contexts)} contexts, {len(questions)} questions and "
+                             f"{len(options)} rows of options; expected one of each per row")
         rows = []
-        for index, text in enumerate(texts):
-            first = self.tokenize(text)
-            second = self.tokenize(text_pairs[index]) if text_pairs is not None else []
+        for context, question, row_options in zip(contexts, questions, options):
+            passage = self.tokenize(context)
+            for option in row_options:
+                text = (question.replace("_", option) if "_" in question
+                        else f"{question} {option}")
+                rows.append((list(passage), self.tokenize(text)[-int(self.max_qa_length):]))
+        return self._pack(rows)
+
+    def _pack(self, rows: Sequence[tuple[list[int], list[int]]]) -> dict[str, np.ndarray]:
+        """Truncates (the longer segment loses its last piece first) and pads pairs of
+        piece ids; an empty second segment packs its row as a single text."""
+        packed = []
+        for first, second in rows:
             budget = self.max_seq_length - (3 if second else 2)
             while len(first) + len(second) > budget:
                 (first if len(first) > len(second) else second).pop()
             segment_a = [self.cls_id, *first, self.sep_id]
             segment_b = [*second, self.sep_id] if second else []
-            rows.append((segment_a + segment_b, [0] * len(segment_a) + [1] * len(segment_b)))
-        length = max([2] + [len(word_ids) for word_ids, _ in rows])
-        inputs = {name: np.zeros((len(rows), length), np.int32) for name in INPUT_NAMES}
+            packed.append((segment_a + segment_b,
+                           [0] * len(segment_a) + [1] * len(segment_b)))
+        length = max([2] + [len(word_ids) for word_ids, _ in packed])
+        inputs = {name: np.zeros((len(packed), length), np.int32) for name in INPUT_NAMES}
         inputs["input_word_ids"][:] = self.pad_id
-        for row, (word_ids, type_ids) in enumerate(rows):
+        for row, (word_ids, type_ids) in enumerate(packed):
             inputs["input_word_ids"][row, :len(word_ids)] = word_ids
             inputs["input_mask"][row, :len(word_ids)] = 1
             inputs["input_type_ids"][row, :len(type_ids)] = type_ids
@@ -124,6 +160,19 @@ class AlbertClient:
         """The model's outputs for raw texts (and pairs), with the ids they were given."""
         inputs = self.encode(texts, text_pairs)
         return {**self.run_ids(inputs), **inputs}
+
+    def choose(self, contexts: Sequence[str], questions: Sequence[str],
+               options: Sequence[Sequence[str]]) -> dict[str, np.ndarray]:
+        """A multiple-choice model's outputs on `encode_choices`' rows, with
+        `choice_logits` `(questions, options)`: each row's `option_logits`, a question's
+        options side by side (every question needs as many options)."""
+        widths = {len(row) for row in options}
+        if len(widths) > 1:
+            raise ValueError(f"every question needs as many options; got {sorted(widths)}")
+        inputs = self.encode_choices(contexts, questions, options)
+        outputs = {**self.run_ids(inputs), **inputs}
+        outputs["choice_logits"] = outputs["option_logits"].reshape(len(options), -1)
+        return outputs
 
 
 def _litert_runner(path: str, num_threads: int | None):

@@ -40,6 +40,7 @@ from albert_tf.export.client_files import write_ids_folder
 from albert_tf.export.loading import ExportError
 from albert_tf.export.model_outputs import (
     checked_tokenizer,
+    choice_facts,
     encoder_of,
     ids_specs,
     model_outputs,
@@ -118,7 +119,8 @@ def export_litert(model, spm_model: str, output_dir: str, options: LiteRTOptions
     """
     config = encoder_of(model).config
     tokenizer = checked_tokenizer(spm_model, config, options.max_seq_length)
-    facts = {**(metadata or {}), "format": "tflite", "quantize": options.quantize,
+    facts = {**(metadata or {}), **choice_facts(model, metadata), "format": "tflite",
+             "quantize": options.quantize,
              "model_config": config.to_dict(), "compute_dtype": model.compute_dtype}
     return write_ids_folder(output_dir, MODEL_FILE,
                             convert(model, options.quantize, representative), spm_model,

@@ -14,9 +14,11 @@ from typing import Mapping
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
+from albert_tf.config.finetuning import TaskDataConfig
 from albert_tf.export.loading import ExportError
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
+from albert_tf.models.task_models import AlbertMultipleChoice
 from albert_tf.text.vocabulary import SentencePieceTokenizer
 
 
@@ -33,6 +35,18 @@ def encoder_of(model) -> AlbertEncoder:
 def masked_lm_of(model):
     """The masked-LM head of a pretrainer, else None."""
     return model.masked_lm if isinstance(model, AlbertPretrainer) else None
+
+
+def choice_facts(model, metadata: Mapping | None) -> dict[str, int]:
+    """`{"max_qa_length": n}` for a multiple-choice model, else `{}`: how many pieces of
+    question+option its packing keeps (the last ones), as its training did: the run's
+    (`metadata["max_qa_length"]`, which `albert-export` reads from the run's config), a
+    raw-text model's own, else RACE's default. Every export records it; the SavedModel and
+    the ids client pack (context, question, option) rows with it."""
+    if not isinstance(model, AlbertMultipleChoice):
+        return {}
+    given = (metadata or {}).get("max_qa_length") or getattr(model, "max_qa_length", None)
+    return {"max_qa_length": int(given or TaskDataConfig.max_qa_length)}
 
 
 def float32_outputs(outputs: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:

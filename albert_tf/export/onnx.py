@@ -20,7 +20,12 @@ import tensorflow as tf
 
 from albert_tf.export.client_files import write_ids_folder
 from albert_tf.export.loading import ExportError
-from albert_tf.export.model_outputs import checked_tokenizer, encoder_of, model_outputs
+from albert_tf.export.model_outputs import (
+    checked_tokenizer,
+    choice_facts,
+    encoder_of,
+    model_outputs,
+)
 from albert_tf.models.encoder import INPUT_NAMES
 
 MODEL_FILE = "model.onnx"
@@ -75,7 +80,8 @@ def export_onnx(model, spm_model: str, output_dir: str, options: OnnxOptions,
     absolute path."""
     config = encoder_of(model).config
     tokenizer = checked_tokenizer(spm_model, config, options.max_seq_length)
-    facts = {**(metadata or {}), "format": "onnx", "opset": OPSET,
+    facts = {**(metadata or {}), **choice_facts(model, metadata), "format": "onnx",
+             "opset": OPSET,
              "model_config": config.to_dict(), "compute_dtype": model.compute_dtype}
     return write_ids_folder(output_dir, MODEL_FILE, convert(model), spm_model, tokenizer,
                             options.max_seq_length, options.lower_case, facts)

@@ -10,6 +10,12 @@ Signatures (every output is float32 or int32, whatever the model's compute dtype
                      pooled_output, sequence_output (the TF-Hub encoder interface).
     preprocess, preprocess_pairs
                      text (, text_pair) -> input_word_ids, input_mask, input_type_ids.
+    serving_choices  (multiple-choice models) context, question, option (tf.string
+                     `(rows,)`, one row per option) -> option_logits `(rows,)` (soft-max a
+                     question's rows) and the rest, packed `[CLS] context [SEP]
+                     question+option [SEP]` as `albert-finetune --task race` packs them (its
+                     `max_qa_length`, recorded in albert_export.json);
+                     `preprocess_choices` gives the ids alone.
     fill_mask        (models with the masked-LM head) text with literal "[MASK]"s ->
                      mask_positions `(batch, masks)` (-1 pads rows with fewer masks),
                      top_k_ids, top_k_pieces, top_k_probabilities `(batch, masks, k)`.
@@ -34,7 +40,13 @@ import tensorflow as tf
 
 from albert_tf.checkpoints.staging import staged_folder
 from albert_tf.export.loading import ExportError, register_text_ops
-from albert_tf.export.model_outputs import encoder_of, ids_specs, masked_lm_of, model_outputs
+from albert_tf.export.model_outputs import (
+    choice_facts,
+    encoder_of,
+    ids_specs,
+    masked_lm_of,
+    model_outputs,
+)
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 METADATA_FILE = "albert_export.json"
@@ -75,6 +87,8 @@ class AlbertServing:
             holding `sequence_output`, `pooled_output` and its task outputs.
         spm_model: the SentencePiece `.model` the model was trained with.
         options: `ExportOptions`.
+        max_qa_length: for a multiple-choice model, the question+option pieces its rows
+            keep (`model_outputs.choice_facts`); None: no `serving_choices`.
 
     `signatures()` traces the functions once. `root()` holds only what they use: the model's
     variables, the SentencePiece resources and the asset. The Keras objects and the functions
@@ -83,7 +97,8 @@ class AlbertServing:
     time an export took; serving needs neither.
     """
 
-    def __init__(self, model, spm_model: str, options: ExportOptions):
+    def __init__(self, model, spm_model: str, options: ExportOptions,
+                 max_qa_length: int | None = None):
         register_text_ops()
         from albert_tf.preprocessing.graph_tokenizer import BYTES_PER_POSITION, AlbertTextTokenizer
         from albert_tf.preprocessing.packing import AlbertInputPacker
@@ -98,6 +113,7 @@ class AlbertServing:
             raise ExportError(f"max_seq_length {options.max_seq_length} exceeds the model's "
                               f"max_position_embeddings {max_positions}")
         self.options = options
+        self.max_qa_length = max_qa_length
         self.spm_model = spm_model
         self.tokenizer = AlbertTextTokenizer(
             spm_model, options.lower_case,
@@ -134,6 +150,10 @@ class AlbertServing:
                      "preprocess_pairs": (self._preprocess, [text, text_pair])}
         if self.masked_lm is not None:
             functions["fill_mask"] = (self._fill_mask, [text])
+        if self.max_qa_length is not None:
+            choice = [_text_spec(name) for name in ("context", "question", "option")]
+            functions["serving_choices"] = (self._serve_choices, choice)
+            functions["preprocess_choices"] = (self._preprocess_choices, choice)
         return {name: tf.function(function, input_signature=spec,
                                   autograph=False).get_concrete_function()
                 for name, (function, spec) in functions.items()}
@@ -143,6 +163,16 @@ class AlbertServing:
 
     def _serve(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
         inputs = self._preprocess(*texts)
+        return {**self._run_model(inputs), **inputs}
+
+    def _preprocess_choices(self, context, question, option) -> dict[str, tf.Tensor]:
+        from albert_tf.preprocessing.choices import pack_option_rows
+
+        return pack_option_rows(self.tokenizer, self.packer, context, question, option,
+                                self.max_qa_length)
+
+    def _serve_choices(self, context, question, option) -> dict[str, tf.Tensor]:
+        inputs = self._preprocess_choices(context, question, option)
         return {**self._run_model(inputs), **inputs}
 
     def _encode_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -191,12 +221,13 @@ def export_saved_model(model, spm_model: str, output_dir: str,
         metadata: extra facts for `assets.extra/albert_export.json` (e.g. the source).
     Returns the absolute path of the SavedModel folder.
     """
-    serving = AlbertServing(model, spm_model, options)
+    choices = choice_facts(model, metadata)
+    serving = AlbertServing(model, spm_model, options, choices.get("max_qa_length"))
     signatures = serving.signatures()
     with staged_folder(output_dir, "albert-export", metadata) as staging:
         tf.saved_model.save(serving.root(), staging, signatures=signatures)
         os.makedirs(os.path.join(staging, "assets.extra"), exist_ok=True)
-        facts = {**(metadata or {}), "options": dataclasses.asdict(serving.options),
+        facts = {**(metadata or {}), **choices, "options": dataclasses.asdict(serving.options),
                  "model_config": serving.encoder.config.to_dict(),
                  "signatures": sorted(signatures),
                  "compute_dtype": model.compute_dtype}

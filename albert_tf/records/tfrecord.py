@@ -8,7 +8,6 @@ error that names it, not silently short data.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import struct
 from typing import Iterable, Iterator
@@ -26,27 +25,46 @@ def masked_crc32c(data: bytes) -> int:
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
-@functools.lru_cache(maxsize=4096)
 def _header(length: int) -> bytes:
-    """Length and its masked CRC; records of one shard have few distinct lengths."""
+    """Length and its masked CRC (`framed_blocks` keeps those of the lengths it meets:
+    records of one shard have few distinct lengths)."""
     packed = struct.pack("<Q", length)
     return packed + struct.pack("<I", masked_crc32c(packed))
 
 
 def frame(record: bytes) -> bytes:
     """One record with its TFRecord header and footer."""
-    return b"".join((_header(len(record)), record, struct.pack("<I", masked_crc32c(record))))
+    return next(framed_blocks([record]))[0]
+
+
+def framed_blocks(records: Iterable[bytes], block_records: int = 1024
+                  ) -> Iterator[tuple[bytes, int]]:
+    """`records` with their TFRecord headers and footers, `block_records` of them joined into
+    each block (a file write and a hash update a block, not a record); yields each block and
+    its record count."""
+    crc32c, headers, parts = google_crc32c.value, {}, []
+    for record in records:
+        header = headers.get(len(record))
+        if header is None:
+            header = headers[len(record)] = _header(len(record))
+        crc = crc32c(record)  # masked as `masked_crc32c` does, without the call
+        masked = (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+        parts += (header, record, masked.to_bytes(4, "little"))
+        if len(parts) >= 3 * block_records:
+            yield b"".join(parts), block_records
+            parts = []
+    if parts:
+        yield b"".join(parts), len(parts) // 3
 
 
 def write_records(path: str, records: Iterable[bytes]) -> tuple[int, str]:
     """Writes `records` to `path` atomically; returns their count and the file's SHA-256."""
     count, digest = 0, hashlib.sha256()
     with atomic_output(path) as file:
-        for record in records:
-            framed = frame(record)
-            file.write(framed)
-            digest.update(framed)
-            count += 1
+        for block, records_in_block in framed_blocks(records):
+            file.write(block)
+            digest.update(block)
+            count += records_in_block
     return count, "sha256:" + digest.hexdigest()
 
 

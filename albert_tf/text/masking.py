@@ -28,13 +28,12 @@ runs over steps (a few dozen), not over examples and words.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
 
 import numpy as np
 
 from albert_tf.config.masking import MaskingRecipe
 from albert_tf.text.statistics import ExampleStatistics
-from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID, Vocabulary
+from albert_tf.text.vocabulary import MASK_ID, Vocabulary
 
 
 def span_length_probabilities(ngram: int, favor_shorter: bool) -> list[float]:
@@ -52,15 +51,15 @@ class Words:
     """The maskable words of a batch: begin and end piece positions, (batch, max_words).
 
     Rows hold `count[b]` words; the rest is padding (begins and ends far past the sequence,
-    `last_of_segment` -1, so no span fits there). `last_of_segment[b, w]` is the index of the
-    last word of w's segment, `token_word[b, t]` the word of piece t (-1 for [CLS], [SEP],
-    padding), `boundary[b, t]` 1 where a piece starts a word in the vocabulary's sense.
+    so no span fits there). Words [0, `in_first[b]`) are in segment A, the others in B;
+    `token_word[b, t]` is the word of piece t (-1 for [CLS], [SEP], padding), `boundary[b, t]`
+    1 where a piece starts a word in the vocabulary's sense.
     """
 
     begins: np.ndarray
     ends: np.ndarray
     count: np.ndarray
-    last_of_segment: np.ndarray
+    in_first: np.ndarray
     token_word: np.ndarray
     boundary: np.ndarray
 
@@ -82,7 +81,8 @@ class MaskedBatch:
 
 
 class TokenMasker:
-    """Masks batches of `[CLS] A [SEP] B [SEP]` token lists as the module docstring says.
+    """Masks batches of `[CLS] A [SEP] B [SEP]` rows (`albert_tf.text.pair_rows`) as the
+    module docstring says.
 
     Args:
         recipe: the masking recipe (a `DataPrepOptions` is one).
@@ -103,17 +103,12 @@ class TokenMasker:
         self.cumulative = np.cumsum(span_length_probabilities(recipe.ngram,
                                                               recipe.favor_shorter_ngram))
         self.cumulative[-1] = 1.0
+        self._budgets = self.budget(np.arange(max_seq_length + 1))  # by sequence length
 
     def budget(self, lengths: np.ndarray) -> np.ndarray:
         """num_to_predict per example (numpy rounds halves to even, as Python's round)."""
         wanted = np.round(np.asarray(lengths) * self.recipe.masked_lm_prob).astype(np.int64)
         return np.minimum(self.max_predictions_per_seq, np.maximum(1, wanted))
-
-    def mask(self, segments: Sequence[tuple[Sequence[int], Sequence[int]]],
-             rng: np.random.Generator, stats: ExampleStatistics) -> MaskedBatch:
-        """Masks `[CLS] A [SEP] B [SEP]` for each (A, B) of `segments`; counts into `stats`."""
-        tokens, lengths, separators = self._token_matrix(segments)
-        return self.mask_tokens(tokens, lengths, separators, rng, stats)
 
     def mask_tokens(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray,
                     rng: np.random.Generator, stats: ExampleStatistics,
@@ -125,7 +120,7 @@ class TokenMasker:
         tf.data pipeline's dynamic re-masking has it), else from the vocabulary.
         """
         words = self.words(tokens, lengths, separators, boundary)
-        covered = self._choose_words(words, self.budget(lengths), rng, stats)
+        covered = self._choose_words(words, self._budgets[lengths], rng, stats)
         # Each piece looks up its word in the flattened rows; a piece of no word (-1) lands on
         # the previous row's last column (the last row's, for row 0), a padding word that
         # is never covered.
@@ -135,23 +130,6 @@ class TokenMasker:
         segment_ids = ((columns > separators[:, None]) & (columns < lengths[:, None]))
         return self._replace(tokens, lengths, segment_ids.astype(np.uint8), chosen, words,
                              rng, stats)
-
-    def _token_matrix(self, segments):
-        """(batch, max_seq_length) ids of `[CLS] A [SEP] B [SEP]`, lengths, first [SEP]."""
-        laid_out = []  # every example's ids, end to end: one conversion to numpy for all
-        for first, second in segments:
-            laid_out.append(CLS_ID)
-            laid_out += first
-            laid_out.append(SEP_ID)
-            laid_out += second
-            laid_out.append(SEP_ID)
-        first = np.fromiter((len(first) for first, _ in segments), np.int64, len(segments))
-        lengths = np.fromiter((len(second) for _, second in segments), np.int64,
-                              len(segments)) + first + 3
-        tokens = np.zeros((len(segments), self.max_seq_length), np.int32)
-        tokens[np.arange(self.max_seq_length) < lengths[:, None]] = np.fromiter(
-            laid_out, np.int32, len(laid_out))
-        return tokens, lengths, first + 1
 
     def words(self, tokens: np.ndarray, lengths: np.ndarray, separators: np.ndarray,
               boundary: np.ndarray | None = None) -> Words:
@@ -166,8 +144,9 @@ class TokenMasker:
         if boundary is None:
             boundary = np.take(self.word_start, tokens)
         boundary = (boundary * inside).astype(np.uint8, copy=False)
-        maskable = (columns < lengths[:, None] - 1) & (columns != separators[:, None])
+        maskable = columns < lengths[:, None] - 1
         maskable[:, 0] = False
+        maskable[every, separators] = False
         if self.recipe.whole_word_mask:
             starts = boundary == 1
             # Each segment's first piece starts a word (a [SEP] in the last column has no
@@ -194,42 +173,48 @@ class TokenMasker:
         in_a, in_b = split > 0, count > split
         ends[every[in_a], split[in_a] - 1] = separators[in_a]
         ends[every[in_b], count[in_b] - 1] = lengths[in_b] - 1
-        last_of_segment = np.where(word_index < split[:, None], split[:, None] - 1,
-                                   np.where(real_word, count[:, None] - 1, -1)).astype(np.int32)
-        return Words(begins, ends, count, last_of_segment, token_word, boundary)
+        return Words(begins, ends, count, split, token_word, boundary)
 
     def _choose_words(self, words: Words, budget: np.ndarray, rng: np.random.Generator,
                       stats: ExampleStatistics) -> np.ndarray:
         """The greedy placement of the module docstring, one start word per example per step.
 
-        Returns covered words, (batch, max_words + ngram) bool.
+        The start words' random order is drawn as the placement goes (a Fisher-Yates
+        shuffle stopped early): step k swaps column k of a row's order with a column drawn
+        uniformly from k to the row's last word, so its first k + 1 columns are a uniformly
+        random sequence of distinct words, and a row stops drawing when its budget is spent
+        (after about 19 of its 110 words at sequence 128). Returns covered words,
+        (batch, max_words + ngram) bool.
         """
         ngram = self.recipe.ngram
         batch, padded = words.begins.shape
         spans, unconstrained = stats.span_counters(ngram)
-        order, first_start = _random_word_orders(words.count, padded, rng)
-        # Span lengths in the order they are needed: each placed span takes the next one.
-        pending = np.searchsorted(self.cumulative, rng.random(
-            (batch, self.max_predictions_per_seq + 1)), side="right") + 1
-        longest = _longest_span_pieces(words, ngram)
         # The loop indexes flattened arrays (row * width + column): one gather per lookup.
-        pending_width = pending.shape[1]
-        pending, begins, ends = pending.ravel(), words.begins.ravel(), words.ends.ravel()
-        last_of_segment = words.last_of_segment.ravel()
+        order = np.tile(np.arange(padded, dtype=np.int64), batch)
+        length = self._span_lengths(batch, rng)  # each row's span length until it is placed
+        longest = _longest_span_pieces(words, ngram)
+        begins, ends = words.begins.ravel(), words.ends.ravel()
+        # The last word of segment A, and of B: no span crosses a [SEP].
+        last_in_first, last_word = words.in_first - 1, words.count - 1
         covered = np.zeros(batch * padded, bool)
-        drawn = np.zeros(batch, np.int64)
         budget = budget.copy()
         placed_spans, placed_unconstrained = [], []
         rows = np.nonzero((budget > 0) & (words.count > 0))[0]
         for step in range(padded - ngram):
             if not len(rows):
                 break
-            start = order[first_start[rows] + step]
-            length = pending[rows * pending_width + drawn[rows]]
-            at = rows * padded + start
-            fits = (start + length - 1 <= last_of_segment[at]) & ~covered[at]
+            row_starts = rows * padded
+            slot, swap = row_starts + step, row_starts + rng.integers(step, words.count[rows])
+            start = order[swap]
+            order[swap] = order[slot]
+            order[slot] = start
+            at = row_starts + start
+            wanted = length[rows]
+            last_of_segment = np.where(start < words.in_first[rows], last_in_first[rows],
+                                       last_word[rows])
+            fits = (start + wanted - 1 <= last_of_segment) & ~covered[at]
             for offset in range(1, ngram):
-                fits &= ~(covered[at + offset] & (length > offset))
+                fits &= ~(covered[at + offset] & (wanted > offset))
             # The longest length up to the drawn one whose pieces fit the budget: a span's
             # pieces grow with its length, so the lengths that fit are 1..placed.
             begin = begins[at]
@@ -237,7 +222,7 @@ class TokenMasker:
             placed = np.zeros(len(rows), np.int64)
             for offset in range(ngram):
                 placed += ends[at + offset] <= last_piece
-            placed = np.minimum(placed, length)
+            placed = np.minimum(placed, wanted)
             take = np.nonzero(fits & (placed > 0))[0]
             taken_rows, at, placed, begin = rows[take], at[take], placed[take], begin[take]
             covered[at] = True
@@ -246,13 +231,18 @@ class TokenMasker:
             placed_spans.append(placed)
             placed_unconstrained.append(placed[budget[taken_rows] >= longest[taken_rows]])
             budget[taken_rows] -= ends[at + placed - 1] - begin
-            drawn[taken_rows] += 1
+            length[taken_rows] = self._span_lengths(len(taken_rows), rng)
             rows = rows[(budget[rows] > 0) & (words.count[rows] > step + 1)]
         _count_spans(spans, placed_spans)
         _count_spans(unconstrained, placed_unconstrained)
         covered = covered.reshape(batch, padded)
-        spans[1] += _fill_with_single_words(words, order, first_start, covered, budget)
+        spans[1] += _fill_with_single_words(words, order.reshape(batch, padded), covered,
+                                            budget)
         return covered
+
+    def _span_lengths(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """`count` span lengths drawn from p(n)."""
+        return np.searchsorted(self.cumulative, rng.random(count), side="right") + 1
 
     def _replace(self, tokens, lengths, segment_ids, chosen, words, rng, stats) -> MaskedBatch:
         flat = np.flatnonzero(chosen)  # row-major: positions ascend within a row
@@ -279,15 +269,6 @@ class TokenMasker:
                            original_matrix, counts, words)
 
 
-def _random_word_orders(count: np.ndarray, padded: int,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A uniformly random order of each row's `count[b]` words, rows laid end to end; row b's
-    starts at `first_start[b]`. Every row of 0..padded-1 is shuffled, then only the real
-    words are kept, in their shuffled order."""
-    shuffled = rng.permuted(np.broadcast_to(np.arange(padded), (len(count), padded)), axis=1)
-    return shuffled[shuffled < count[:, None]], np.cumsum(count) - count
-
-
 def _longest_span_pieces(words: Words, ngram: int) -> np.ndarray:
     """Pieces of each row's longest possible span (ngram consecutive words; all words if fewer).
 
@@ -311,14 +292,15 @@ def _count_spans(counts: list[int], placed: list[np.ndarray]) -> None:
             counts[size] += count
 
 
-def _fill_with_single_words(words: Words, order: np.ndarray, first_start: np.ndarray,
-                            covered: np.ndarray, budget: np.ndarray) -> int:
-    """Spends what the spans left of a budget (rare) on free words in the start order;
-    returns how many words it used."""
+def _fill_with_single_words(words: Words, order: np.ndarray, covered: np.ndarray,
+                            budget: np.ndarray) -> int:
+    """Spends what the spans left of a budget (rare) on free words in the start order (a row
+    left short has drawn all of its order: see `_choose_words`); returns how many words it
+    used."""
     used = 0
     for row in np.nonzero(budget > 0)[0]:
         left = int(budget[row])
-        for start in order[first_start[row]:first_start[row] + words.count[row]]:
+        for start in order[row, :words.count[row]]:
             size = int(words.ends[row, start] - words.begins[row, start])
             if not covered[row, start] and size <= left:
                 covered[row, start] = True

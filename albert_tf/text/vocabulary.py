@@ -103,21 +103,14 @@ class SentencePieceTokenizer:
         is split into the number's pieces and a separate ","; sentences without such a piece
         (nearly all) pass through untouched.
         """
-        if not sentences:
-            return []
-        encoded = self.processor.encode(list(sentences), out_type=int, num_threads=1)
-        return [self.split_digit_commas(ids) for ids in encoded]
+        return [self.split_digit_commas(ids) for ids in self._pieces(sentences)]
 
     def encode_flat(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """`encode` laid out as one array: the sentences' piece ids end to end (int32) and
         each sentence's count (int64). The digit-comma pieces are found by one table lookup
         over the array instead of a set test per sentence.
-
-        SentencePiece runs the batch on one thread of its own (`num_threads=1`) while the
-        calling thread waits, so a data-prep worker keeps to one core.
         """
-        encoded = self.processor.encode(list(sentences), out_type=int, num_threads=1) \
-            if sentences else []
+        encoded = self._pieces(sentences)
         ids, lengths = flat_ids(encoded)
         found = np.flatnonzero(self._digit_comma_table[ids])
         if len(found):
@@ -125,6 +118,14 @@ class SentencePieceTokenizer:
                 encoded[index] = self.split_digit_commas(encoded[index])
             ids, lengths = flat_ids(encoded)
         return ids, lengths
+
+    def _pieces(self, sentences: Sequence[str]) -> list[list[int]]:
+        """SentencePiece's ids of each sentence, in one C++ call for the batch. It runs the
+        batch on one thread of its own (`num_threads=1`) while the calling thread waits, so
+        a data-prep worker keeps to one core."""
+        if not sentences:
+            return []
+        return self.processor.encode(list(sentences), out_type=int, num_threads=1)
 
     @property
     def digit_comma_ids(self) -> frozenset[int]:

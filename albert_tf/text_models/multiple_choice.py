@@ -1,7 +1,7 @@
 """`TextMultipleChoice`: which of a question's options is right, from raw text (RACE).
 
 Each option is packed with its context as the original RACE recipe does
-(`albert_tf.task_data.race.option_text`): `[CLS] context [SEP] question+option [SEP]`, where
+(`albert_tf.preprocessing.choices`): `[CLS] context [SEP] question+option [SEP]`, where
 a cloze question (one holding "_") gets the option in place of every "_" and any other
 question is followed by a space and the option; the question+option keeps its last
 `max_qa_length` pieces, and the pair is then truncated as the original did.
@@ -21,25 +21,12 @@ import tf_keras
 
 from albert_tf.models.encoder import INPUT_NAMES
 from albert_tf.models.task_models import AlbertMultipleChoice
+from albert_tf.preprocessing.choices import pack_option_rows
 from albert_tf.text_models.classifier import class_indices
 from albert_tf.text_models.starts import StartMixin
 from albert_tf.text_models.task import TextTask
 
 COLUMNS = ("context", "question", "options")
-
-
-def option_texts(question: tf.Tensor, option: tf.Tensor) -> tf.Tensor:
-    """`race.option_text` in the graph, on two string vectors `(rows,)`: every "_" of a
-    cloze question replaced by the option, else question + " " + option."""
-    parts = tf.strings.split(question, "_")  # ragged (rows, (parts))
-    lengths = parts.row_lengths()
-    options = tf.RaggedTensor.from_row_lengths(tf.repeat(option, lengths), lengths)
-    # Every part is followed by the option; the last part's copy is cut off again.
-    joined = tf.strings.reduce_join(tf.strings.join([parts, options]), axis=-1)
-    kept = tf.strings.length(joined) - tf.strings.length(option)
-    filled = tf.strings.substr(joined, tf.zeros_like(kept), kept)
-    is_cloze = tf.strings.regex_full_match(question, "(?s).*_.*")
-    return tf.where(is_cloze, filled, tf.strings.join([question, option], separator=" "))
 
 
 @tf_keras.utils.register_keras_serializable(package="albert_tf")
@@ -96,12 +83,12 @@ class TextMultipleChoice(StartMixin, TextTask, AlbertMultipleChoice):
         return {"label": tf.cast(y, tf.int32)}
 
     def features(self, batch):
-        options = tf.reshape(batch["options"], [-1])  # (batch * choices,), row by row
-        questions = tf.repeat(batch["question"], self.num_choices)
-        context_ids = self.preprocessor.tokenize(tf.repeat(batch["context"], self.num_choices))
-        qa_ids = self.preprocessor.tokenize(
-            option_texts(questions, options))[:, -self.max_qa_length:]
-        packed = self.preprocessor.packer([context_ids, qa_ids])
+        packed = pack_option_rows(
+            self.preprocessor.tokenize, self.preprocessor.packer,
+            tf.repeat(batch["context"], self.num_choices),
+            tf.repeat(batch["question"], self.num_choices),
+            tf.reshape(batch["options"], [-1]),  # (batch * choices,), row by row
+            self.max_qa_length)
         length = tf.shape(packed["input_word_ids"])[-1]
         features = {name: tf.reshape(packed[name], [-1, self.num_choices, length])
                     for name in INPUT_NAMES}

@@ -7,7 +7,12 @@ segment's ids tell which document and which sentences it came from.
 import random
 
 import pytest
-from data_helpers import document_bounds, english_like_text, unique_token_documents
+from data_helpers import (
+    document_bounds,
+    english_like_text,
+    segment_pairs,
+    unique_token_documents,
+)
 from scipy import stats as scipy_stats
 from thresholds import above, below
 
@@ -18,7 +23,6 @@ from data_prep.instances import (
     MIN_SIDE_WORDS,
     ShardTokens,
     document_pairs,
-    segment_pairs,
     token_matrix,
 )
 

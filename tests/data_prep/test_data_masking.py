@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from data_helpers import vocabulary
+from data_helpers import segment_rows, vocabulary
 from scipy import stats as scipy_stats
 from thresholds import above, below
 
@@ -61,7 +61,8 @@ def mask_many(options, count, seed=0, batch_size=2048):
     for start in range(0, count, batch_size):
         segments = [random_segments(rng, options.max_seq_length)
                     for _ in range(min(batch_size, count - start))]
-        batch = masker.mask(segments, generator, stats)
+        batch = masker.mask_tokens(*segment_rows(segments, options.max_seq_length),
+                                   generator, stats)
         results.extend((*layout(*pair), Masked(batch, row)) for row, pair in enumerate(segments))
     return masker, stats, results
 
@@ -206,7 +207,8 @@ def test_whole_word_masking_masks_whole_words(masked):
 
 def words_of(options, first, second):
     masker = masker_of(options)
-    batch = masker.mask([(first, second)], np.random.default_rng(0), ExampleStatistics())
+    batch = masker.mask_tokens(*segment_rows([(first, second)], options.max_seq_length),
+                               np.random.default_rng(0), ExampleStatistics())
     result = Masked(batch, 0)
     restored = list(result.tokens)
     for position, original in zip(result.positions, result.original_ids):
@@ -233,3 +235,21 @@ def test_masking_is_a_function_of_the_generator_state():
     first = mask_many(options, 50, seed=7)[2]
     second = mask_many(options, 50, seed=7)[2]
     assert [r.tokens for _, _, r in first] == [r.tokens for _, _, r in second]
+
+
+def test_start_words_are_drawn_in_a_uniformly_random_order(seed, record_property):
+    """With one-piece words and spans of one word, the masked pieces of a row are its first
+    `budget` start words: a uniform random subset of the maskable pieces when the order is
+    uniform (the placement draws it as it goes), so every position is masked equally often."""
+    options = DataPrepOptions(max_seq_length=128, ngram=1, whole_word_mask=False)
+    masker = masker_of(options)
+    rng = np.random.default_rng(seed + 3)
+    segments = [(rng.integers(5, VOCAB.size, 60).tolist(), rng.integers(5, VOCAB.size, 65)
+                 .tolist()) for _ in range(6000)]
+    batch = masker.mask_tokens(*segment_rows(segments, 128), rng, ExampleStatistics())
+    assert (batch.num_predictions == 19).all()  # round(128 * 0.15)
+    counts = np.bincount(batch.positions[:, :19].ravel(), minlength=128)
+    maskable = [*range(1, 61), *range(62, 127)]  # not [CLS], the [SEP]s or the padding
+    assert counts.sum() == counts[maskable].sum()
+    above(record_property, "masked positions' uniformity: chi-square p-value",
+          scipy_stats.chisquare(counts[maskable]).pvalue, SIGNIFICANCE)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
 import numpy as np
 
+from albert_tf.text.pair_rows import pair_rows, with_specials
 from albert_tf.text.vocabulary import Vocabulary
 
 WORDS = ("time year people way day man thing woman life child world school state family "
@@ -131,3 +133,38 @@ def write_sentiment_task(folder, seed=0, counts=(200, 64, 40), task="sst2"):
               [(index, label) for index, (_, label) in enumerate(rows["test"])])
     (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": task}}))
     return folder
+
+
+@dataclasses.dataclass(slots=True)
+class SegmentPair:
+    """Segments A and B as piece ids (already trimmed to fit) and the sentence label."""
+
+    first: list[int]
+    second: list[int]
+    label: int
+    short_target: bool = False
+
+    def __len__(self) -> int:
+        """Tokens of `[CLS] A [SEP] B [SEP]`."""
+        return len(self.first) + len(self.second) + 3
+
+
+def segment_pairs(shard, pairs) -> list[SegmentPair]:
+    """Pairs of `shard` (`data_prep.instances.Pair`'s fields) with their segments as lists
+    of piece ids."""
+    def ids(start, length):
+        return shard.ids[start:start + length].tolist()
+    return [SegmentPair(ids(first_start, first_length), ids(second_start, second_length),
+                        label, bool(short_target))
+            for first_start, first_length, second_start, second_length, label, short_target
+            in pairs]
+
+
+def segment_rows(segments, max_seq_length: int):
+    """`[CLS] A [SEP] B [SEP]` rows, lengths and first [SEP]s of (A, B) lists of piece ids,
+    through the data-prep workers' own layout (`pair_rows`), as the masker takes them."""
+    ids = np.array([piece for pair in segments for side in pair for piece in side], np.int32)
+    sizes = np.array([[len(first), len(second)] for first, second in segments], np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]]).reshape(-1, 2)
+    ranges = np.stack([starts[:, 0], sizes[:, 0], starts[:, 1], sizes[:, 1]], axis=1)
+    return pair_rows(with_specials(ids, max_seq_length), ranges, max_seq_length)

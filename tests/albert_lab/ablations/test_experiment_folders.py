@@ -6,7 +6,9 @@ import os
 import types
 
 import pytest
+from repository import REPOSITORY
 
+from albert_lab.ablations.cli import main as experiment_main
 from albert_lab.ablations.work_folder import experiment_folders
 from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError, read_record
 
@@ -114,3 +116,36 @@ def test_a_report_folder_that_is_not_the_runs_results_dir_is_named_with_what_to_
         f"{folders.work_dir} (nothing was changed)")
     assert _tree(folders.work_dir) == before
     assert not os.path.exists(folders.results_dir)
+
+
+@pytest.mark.parametrize("results_in_work", ["", ".", "e64", "random_start"])
+def test_a_results_dir_that_is_the_work_folder_or_one_of_its_runs_is_refused_naming_both(
+        folders, results_in_work):
+    """Before, the work folder as --results_dir met its own lock: 'in use by
+    albert-experiment (pid <its own>)'."""
+    folders.results_dir = os.path.join(folders.work_dir, results_in_work)
+    with pytest.raises(FolderError) as refusal:
+        with experiment_folders(_spec(), folders):
+            pytest.fail("entered")
+    shared = (f"is the work folder itself (--work_dir {folders.work_dir})"
+              if results_in_work in ("", ".") else
+              f"is the folder of the run '{results_in_work}' in the work folder "
+              f"{folders.work_dir}")
+    assert str(refusal.value) == (
+        f"--results_dir {folders.results_dir} {shared}; expected a folder of the report's "
+        f"own, outside the work folder (the default is experiments/results/table4/micro) or "
+        f"a new folder inside it, e.g. --results_dir {folders.work_dir}/results (nothing was "
+        f"changed)")
+    assert not os.path.exists(folders.work_dir)
+
+
+def test_albert_experiment_run_with_the_work_folder_as_results_dir_says_so(tmp_path, capsys):
+    work = str(tmp_path / "work")
+    assert experiment_main(["run", os.path.join(REPOSITORY, "experiments",
+                                                "table4_embedding_size.yaml"),
+                            "--work_dir", work, "--results_dir", work,
+                            "--data_dir", str(tmp_path / "data")]) == 2
+    error = capsys.readouterr().err
+    assert f"--results_dir {work} is the work folder itself (--work_dir {work})" in error
+    assert "in use by" not in error
+    assert os.listdir(tmp_path) == []

@@ -16,7 +16,7 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf
-from data_helpers import unique_token_documents, vocabulary
+from data_helpers import segment_pairs, unique_token_documents, vocabulary
 from scipy import stats as scipy_stats
 from thresholds import above, below
 
@@ -28,7 +28,7 @@ from albert_tf.records.tfrecord import digest_records, read_records, write_recor
 from albert_tf.text.options import DataPrepOptions
 from albert_tf.text.statistics import ExampleStatistics
 from albert_tf.text.vocabulary import CLS_ID, MASK_ID, SEP_ID
-from data_prep.instances import ShardTokens, document_pairs, segment_pairs
+from data_prep.instances import ShardTokens, document_pairs
 from data_prep.shard import ShardBuilder
 
 SEQ, PREDICTIONS, SHARDS = 48, 8, 4

@@ -19,14 +19,19 @@ import pytest
 import tensorflow as tf
 import tf_keras
 from export_cases import (
+    CHOICES,
     MASKED,
     MAX_SEQ_LENGTH,
     PAIRS,
+    QA_LENGTH,
     TEXTS,
     assert_same_encoding,
+    assert_same_rows,
     env_without_repo,
+    race_training_ids,
     run_fresh_process,
 )
+from helpers import randomize_weights
 from thresholds import below
 
 from albert_tf.checkpoints.original import build_model
@@ -35,6 +40,7 @@ from albert_tf.config import precision as precision_rule
 from albert_tf.config.precision import precision_policy
 from albert_tf.export import ExportError, ExportOptions, export_saved_model, load_saved_model
 from albert_tf.io import machine
+from albert_tf.models.task_models import AlbertMultipleChoice
 
 
 @pytest.fixture(scope="module")
@@ -261,6 +267,32 @@ def test_a_task_model_exports_its_outputs(pretrainer, released_style_model, pyth
     served = load_saved_model(str(tmp_path / "task"))
     outputs = served.signatures["serving_default"](text=tf.constant(TEXTS))
     np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-6)
+
+
+def test_a_multiple_choice_model_serves_rows_packed_as_its_training_packed_them(
+        pretrainer, released_style_model, python_tokenizer, tmp_path):
+    """serving_choices takes (passage, question, option) rows: its ids are albert-finetune's
+    RACE rows (question+option cut to the run's last max_qa_length pieces, recorded in
+    albert_export.json), its option_logits the Keras model's on them."""
+    model = AlbertMultipleChoice(pretrainer.config, num_choices=2)
+    expected = race_training_ids(python_tokenizer)
+    model(expected, training=False)
+    randomize_weights(model, seed=12)
+    export_saved_model(model, released_style_model, str(tmp_path / "race"),
+                       ExportOptions(max_seq_length=MAX_SEQ_LENGTH),
+                       metadata={"max_qa_length": QA_LENGTH})
+    facts = json.loads((tmp_path / "race" / "assets.extra" / "albert_export.json").read_text())
+    assert facts["max_qa_length"] == QA_LENGTH
+    contexts, questions, options = CHOICES
+    rows = {"context": [c for c, row in zip(contexts, options) for _ in row],
+            "question": [q for q, row in zip(questions, options) for _ in row],
+            "option": [option for row in options for option in row]}
+    served = load_saved_model(str(tmp_path / "race")).signatures["serving_choices"](
+        **{name: tf.constant(texts) for name, texts in rows.items()})
+    assert_same_rows({name: value.numpy() for name, value in served.items()}, expected)
+    np.testing.assert_allclose(served["option_logits"].numpy(),
+                               model(expected, training=False)["option_logits"].numpy(),
+                               rtol=1e-6, atol=1e-5)
 
 
 def test_cli_exports_one_checkpoint_without_the_head(model_folder, tmp_path):

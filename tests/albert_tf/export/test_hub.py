@@ -1,15 +1,23 @@
 """The TF Hub text pair: `hub.KerasLayer`s over the exported preprocessor and encoder give the
-Python tokenizer's ids and the Keras encoder's outputs, and a classifier built of them
-fine-tunes the encoder, as users do with TF Hub's own ALBERT."""
+Python tokenizer's ids and the Keras encoder's outputs (also in a fresh process where albert_tf
+cannot be imported), and a classifier built of them fine-tunes the encoder, as users do with
+TF Hub's own ALBERT."""
 
 import json
+import textwrap
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_hub as hub
 import tf_keras
-from export_cases import MAX_SEQ_LENGTH, PAIRS, TEXTS
+from export_cases import (
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    TEXTS,
+    assert_same_encoding,
+    run_fresh_process,
+)
 from thresholds import below
 
 from albert_tf.cli.export import main as export_main
@@ -51,6 +59,48 @@ def test_the_preprocessor_gives_python_ids_at_the_length_asked(preprocessor, pyt
                preprocessor.tokenize.get_special_tokens_dict().items()}
     assert special == {"vocab_size": python_tokenizer.vocab_size, "start_of_sequence_id": 2,
                        "end_of_segment_id": 3, "padding_id": 0, "mask_id": 4}
+
+
+HUB_PROCESS = textwrap.dedent("""
+    import json
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_hub as hub
+    import tensorflow_text  # registers the SentencePiece and trimming ops
+
+    path, inputs, output = sys.argv[1:]
+    with open(inputs) as f:
+        inputs = json.load(f)
+    preprocessor = hub.load(f"{path}/preprocessor")
+    encoder = hub.KerasLayer(f"{path}/encoder")
+    tokenize = hub.KerasLayer(preprocessor.tokenize)
+    pack = hub.KerasLayer(preprocessor.bert_pack_inputs, arguments={"seq_length": 16})
+    results = {}
+    for prefix, ids in (
+            ("texts", hub.KerasLayer(preprocessor)(tf.constant(inputs["texts"]))),
+            ("pairs", pack([tokenize(tf.constant(inputs["first"])),
+                            tokenize(tf.constant(inputs["second"]))]))):
+        outputs = encoder(ids)
+        for name, value in [*ids.items(), *outputs.items()]:
+            if name in ("input_word_ids", "input_mask", "input_type_ids", "pooled_output",
+                        "sequence_output"):
+                results[f"{prefix}/{name}"] = value.numpy()
+    np.savez(output, **results)
+""")
+
+
+def test_a_fresh_process_without_albert_tf_serves_the_hub_pair(hub_folder, pretrainer,
+                                                               python_tokenizer, tmp_path):
+    """The two modules, loaded with `hub` where importing albert_tf fails: the preprocessor
+    gives the Python tokenizer's ids (single texts at the default length, pairs packed at
+    16), the encoder the Keras encoder's outputs on them."""
+    outputs = run_fresh_process(HUB_PROCESS, hub_folder, {}, tmp_path)
+    texts = padded(python_tokenizer.encode_for_model(TEXTS, max_seq_length=MAX_SEQ_LENGTH),
+                   MAX_SEQ_LENGTH)
+    assert_same_encoding(outputs, "texts", texts, pretrainer.encoder)
+    first, second = [list(column) for column in zip(*PAIRS)]
+    pairs = padded(python_tokenizer.encode_for_model(first, second, max_seq_length=16), 16)
+    assert_same_encoding(outputs, "pairs", pairs, pretrainer.encoder)
 
 
 def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(

@@ -2,14 +2,23 @@
 end logits (BERT's no-answer rule), the original SQuAD 2.0 answerability head's beam, and
 RACE's option scores. Each model is exported with its encoder; the folder's own client packs
 question/context pairs into the Python tokenizer's ids and the runtime's outputs equal the
-Keras model's (the classifier's turn is in test_ids_exports.py and the fine-tuned run's in
+Keras model's; RACE's client packs (passage, question, option) rows as albert-finetune's
+training does (the classifier's turn is in test_ids_exports.py and the fine-tuned run's in
 tests/albert_tf/finetuning/test_finetune.py)."""
 
 import importlib.util
 
 import numpy as np
 import pytest
-from export_cases import LONG, MAX_SEQ_LENGTH, PAIRS
+from export_cases import (
+    CHOICES,
+    LONG,
+    MAX_SEQ_LENGTH,
+    PAIRS,
+    QA_LENGTH,
+    assert_same_rows,
+    race_training_ids,
+)
 from helpers import randomize_weights
 
 from albert_tf.export.litert import LiteRTOptions, export_litert
@@ -35,8 +44,11 @@ TASK_OUTPUTS = {
     "multiple_choice": (lambda config: AlbertMultipleChoice(config, num_choices=2),
                         ("option_logits",)),
 }
-EXPORTERS = {"tflite": lambda *args: export_litert(*args, LiteRTOptions(MAX_SEQ_LENGTH)),
-             "onnx": lambda *args: export_onnx(*args, OnnxOptions(MAX_SEQ_LENGTH))}
+# (The run's max_qa_length, as albert-export passes it; only a multiple-choice model keeps it.)
+EXPORTERS = {"tflite": lambda *args: export_litert(*args, LiteRTOptions(MAX_SEQ_LENGTH),
+                                                   metadata={"max_qa_length": QA_LENGTH}),
+             "onnx": lambda *args: export_onnx(*args, OnnxOptions(MAX_SEQ_LENGTH),
+                                               metadata={"max_qa_length": QA_LENGTH})}
 
 
 @pytest.fixture(scope="module", params=sorted(TASK_OUTPUTS))
@@ -78,6 +90,31 @@ def test_task_outputs_through_the_client_equal_keras(task, export_format, releas
     if "start_logits" in names:  # SQuAD over a context of many windows, answers as text
         assert squad_answers(client.AlbertClient(folder).run_ids, python_tokenizer) == (
             squad_answers(lambda ids: model(ids, training=False), python_tokenizer))
+    if "option_logits" in names:
+        assert_choices_as_trained(client.AlbertClient(folder), model, python_tokenizer)
+
+
+def assert_choices_as_trained(chooser, model, tokenizer):
+    """The client's (passage, question, option) rows are albert-finetune's RACE rows
+    (question+option cut to its last QA_LENGTH pieces, then the pair truncated), which
+    packing passage and question+option as a plain pair does not give; its choice_logits
+    are the Keras model's on those rows."""
+    expected = race_training_ids(tokenizer)
+    outputs = chooser.choose(*CHOICES)
+    assert_same_rows(outputs, expected)
+    contexts, questions, options = CHOICES
+    plain = chooser.encode([c for c, row in zip(contexts, options) for _ in row],
+                           [q.replace("_", o) if "_" in q else f"{q} {o}"
+                            for q, row in zip(questions, options) for o in row])
+    assert plain["input_word_ids"].shape[0] == len(expected["input_word_ids"])
+    differing = [row for row in range(len(plain["input_word_ids"])) if not np.array_equal(
+        plain["input_word_ids"][row][plain["input_mask"][row] > 0],
+        expected["input_word_ids"][row][expected["input_mask"][row] > 0])]
+    assert len(differing) >= 4, differing  # the cut to QA_LENGTH decided these rows
+    reference = model({name: value.reshape(len(contexts), -1, MAX_SEQ_LENGTH)
+                       for name, value in expected.items()}, training=False)
+    np.testing.assert_allclose(outputs["choice_logits"], reference["choice_logits"].numpy(),
+                               rtol=1e-6, atol=1e-5)
 
 
 def squad_answers(run_ids, tokenizer) -> dict[str, list]:

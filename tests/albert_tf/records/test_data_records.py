@@ -6,6 +6,7 @@ tf.train.Example with the same values.
 """
 
 import collections
+import hashlib
 import random
 import struct
 
@@ -163,9 +164,11 @@ def test_training_pipeline_batches_statically_and_splits_between_replicas(exampl
 
 
 def test_tfrecord_framing_reads_and_writes_like_tensorflow(tmp_path):
-    records = [bytes([i]) * i for i in range(40)]
+    records = [bytes([i % 256]) * (i % 300) for i in range(2500)]  # framed 1,024 a block
     ours = str(tmp_path / "ours.tfrecord")
-    write_records(ours, records)
+    count, checksum = write_records(ours, records)
+    assert count == len(records)
+    assert checksum == "sha256:" + hashlib.sha256(open(ours, "rb").read()).hexdigest()
     assert [r.numpy() for r in tf.data.TFRecordDataset(ours)] == records
     theirs = str(tmp_path / "theirs.tfrecord")
     with tf.io.TFRecordWriter(theirs) as writer:

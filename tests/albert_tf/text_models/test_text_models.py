@@ -26,6 +26,7 @@ from albert_tf.export import load_saved_model
 from albert_tf.finetuning.task_kinds import get_task
 from albert_tf.loop.optimization import AdamWeightDecay
 from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.preprocessing.choices import option_texts
 from albert_tf.task_data.examples import MultipleChoiceExample, TextExample
 from albert_tf.task_data.race import option_text
 from albert_tf.task_data.table_files import read_table
@@ -37,7 +38,6 @@ from albert_tf.text_models import (
     load_text_model,
 )
 from albert_tf.text_models.batch_prediction import model_predictor, predict_file
-from albert_tf.text_models.multiple_choice import option_texts
 from albert_tf.tokenization import AlbertTokenizer
 
 

@@ -1,9 +1,11 @@
 """Two `albert-pretrain` worker processes under MultiWorkerMirroredStrategy (TF_CONFIG on free
 localhost ports), with faults: the whole cluster killed at a step drawn from a seeded generator
-and started again, one worker killed alone, and a worker that differs from the chief. Every
-process a test starts is killed when the test ends, pass or fail."""
+and started again, one worker killed alone, and a worker that differs from the chief; and,
+while a cluster runs, who holds the run folder. Every process a test starts is killed when the
+test ends, pass or fail."""
 
 import json
+import os
 import re
 import signal
 import socket
@@ -18,6 +20,7 @@ import yaml
 from data_helpers import ordered_documents
 from process_helpers import child_environment
 
+from albert_tf.io.owned_folder import LOCK_FILE, RECORD_FILE, FolderError, FolderLock
 from albert_tf.loop.backup import backup_step
 from data_prep.cli import main as data_main
 
@@ -147,6 +150,40 @@ def assert_same_weights(checkpoint, reference):
         np.testing.assert_allclose(ours[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
 
 
+def host_copy(host, folder):
+    """A 'host' of its own reading `host`'s shards (a link to them): a run folder named
+    relatively is a separate folder on each, as on machines with local disks."""
+    folder.mkdir()
+    (folder / "shards").symlink_to(host / "shards", target_is_directory=True)
+    return folder
+
+
+def written_files(folder):
+    return sorted(os.path.relpath(os.path.join(root, name), folder)
+                  for root, _, names in os.walk(folder) for name in names)
+
+
+def assert_only_the_chief_holds_the_run(cluster, chief_run, worker_run):
+    """While `cluster` trains (past its first backup), the lock of the run folder is the
+    chief's, and a second command is refused naming the chief; the worker's own view of
+    the run folder (a separate folder, `host_copy`) holds no lock, no record and nothing
+    but its temporary folders."""
+    chief, worker = cluster.processes
+    wait_for_step(chief_run / "backup", BACKUP_EVERY, cluster.processes)
+    holder = json.loads((chief_run / LOCK_FILE).read_text())
+    assert (holder["command"], holder["pid"], holder["host"]) == (
+        "albert-pretrain", chief.pid, socket.gethostname())
+    with pytest.raises(FolderError, match=rf"in use by albert-pretrain \(pid {chief.pid} on "
+                                          rf"host {re.escape(socket.gethostname())},"):
+        FolderLock(str(chief_run), "a second albert-pretrain").acquire()
+    written = written_files(worker_run)
+    assert written and all(
+        {"workertemp_1", ".worker_1_scratch"} & set(name.split(os.sep)) for name in written
+    ), written
+    assert not any(os.path.basename(name) in (LOCK_FILE, RECORD_FILE) for name in written)
+    assert chief.poll() is None and worker.poll() is None, "the run ended before the checks"
+
+
 def finished(cluster):
     codes, outputs = cluster.finish()
     assert codes == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
@@ -158,17 +195,23 @@ def test_a_run_that_loses_a_worker_then_the_whole_cluster_ends_as_if_uninterrupt
     """One worker killed alone at a seeded step: the chief stops within PEER_LOSS_SECONDS
     saying a peer is gone. Restarted, the cluster resumes; killed whole (SIGKILL) at a later
     seeded step and restarted, it ends with the weights and optimizer state of the same
-    config run uninterrupted (beside it, at the same time)."""
+    config run uninterrupted (beside it, at the same time). The uninterrupted run's chief
+    and worker run on hosts of their own: while it trains, only the chief holds its run
+    folder, and the worker's temporary folders are gone at the end."""
     rng = np.random.default_rng(78)
     lone_kill = int(rng.integers(BACKUP_EVERY, STEPS // 2))
     cluster_kill = int(rng.integers(lone_kill + 2 * BACKUP_EVERY, STEPS - BACKUP_EVERY))
     machines = [hosts / "host0"] * 2
-    straight = run_config(tmp_path / "straight.yaml", tmp_path / "straight")
+    straight_hosts = [host_copy(hosts / "host0", tmp_path / name)
+                      for name in ("chief_host", "worker_host")]
+    straight = run_config(tmp_path / "straight.yaml", "straight")
     config = run_config(tmp_path / "run.yaml", tmp_path / "run")
     backup = tmp_path / "run" / "backup"
-    with Cluster(straight, machines, tmp_path) as uninterrupted:
+    chief_run, worker_run = (host / "straight" for host in straight_hosts)
+    with Cluster(straight, straight_hosts, tmp_path) as uninterrupted:
         with Cluster(config, machines, tmp_path) as cluster:
             chief, worker = cluster.processes
+            assert_only_the_chief_holds_the_run(uninterrupted, chief_run, worker_run)
             wait_for_step(backup, lone_kill, cluster.processes)
             worker.send_signal(signal.SIGKILL)
             killed = time.monotonic()
@@ -190,9 +233,10 @@ def test_a_run_that_loses_a_worker_then_the_whole_cluster_ends_as_if_uninterrupt
             output = finished(cluster)
         assert "resuming after step" in output and f"finished at step {STEPS}" in output
         finished(uninterrupted)
+    assert written_files(worker_run) == []
+    assert not (chief_run / LOCK_FILE).exists()
     assert_same_weights(str(tmp_path / "run" / "checkpoints" / f"ckpt-{STEPS}"),
-                        model_weights(str(tmp_path / "straight" / "checkpoints" /
-                                          f"ckpt-{STEPS}")))
+                        model_weights(str(chief_run / "checkpoints" / f"ckpt-{STEPS}")))
 
 
 def test_a_worker_that_differs_from_the_chief_is_refused_before_step_1(hosts, tmp_path):
