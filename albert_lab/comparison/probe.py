@@ -54,14 +54,22 @@ PROGRESS_FILE = "probe_progress.json"
 SPLITS = ("train", "dev", "test")
 
 
+def inference_pass(encoder: AlbertEncoder) -> Callable[[dict], dict]:
+    """`encoder` with dropout off as one tf.function over batches of any size and length:
+    traced once, however many splits it then reads."""
+    signature = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
+    return tf.function(lambda inputs: encoder(inputs, training=False),
+                       input_signature=[signature])
+
+
 def encoder_outputs(encoder: AlbertEncoder, features: CachedFeatures, batch_size: int = 128,
-                    trim_multiple: int = 16) -> dict[str, np.ndarray]:
+                    trim_multiple: int = 16,
+                    forward: Callable[[dict], dict] | None = None) -> dict[str, np.ndarray]:
     """{"pooled", "mean"}: `(features.count, hidden_size)` float32 arrays, the encoder's
     pooled output and its sequence output averaged over each row's real pieces (dropout
-    off). Batches are cut to their longest row, which changes no real piece's output."""
-    signature = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
-    forward = tf.function(lambda inputs: encoder(inputs, training=False),
-                          input_signature=[signature])
+    off). Batches are cut to their longest row, which changes no real piece's output.
+    `forward`: `inference_pass(encoder)` made once, to share its trace between calls."""
+    forward = forward or inference_pass(encoder)
     pooled, mean = [], []
     for batch in evaluation_dataset(features, INPUT_NAMES, batch_size, trim_multiple):
         outputs = forward(batch)
@@ -143,7 +151,8 @@ class TaskProbe:
 
     def probe(self, encoder: AlbertEncoder) -> dict[str, ProbeScore]:
         """feature -> its probe score for `encoder`."""
-        outputs = {split: encoder_outputs(encoder, data.features)
+        forward = inference_pass(encoder)
+        outputs = {split: encoder_outputs(encoder, data.features, forward=forward)
                    for split, data in self.splits.items()}
         targets = self.splits["train"].arrays["label"]
         return {feature: fit_probe({split: values[feature] for split, values in outputs.items()},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 
 import numpy as np
@@ -115,6 +116,23 @@ def sentiment_rows(count, seed):
 def write_tsv(path, header, rows):
     path.write_text("\n".join(["\t".join(header)] + ["\t".join(map(str, row))
                                                      for row in rows]) + "\n")
+
+
+def write_sentiment_task(folder, seed=0, counts=(200, 64, 40), task="sst2"):
+    """A GLUE-style task folder of `sentiment_rows` naming `task` in its source.json: train,
+    dev and test (with test_labels.tsv) of `counts` rows, each split drawn from `seed`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    splits = dict(zip(("train", "dev", "test"), counts))
+    rows = {split: sentiment_rows(count, 1 + offset + 3 * seed)
+            for offset, (split, count) in enumerate(splits.items())}
+    write_tsv(folder / "train.tsv", ["sentence", "label"], rows["train"])
+    write_tsv(folder / "dev.tsv", ["sentence", "label"], rows["dev"])
+    write_tsv(folder / "test.tsv", ["index", "sentence"],
+              [(index, sentence) for index, (sentence, _) in enumerate(rows["test"])])
+    write_tsv(folder / "test_labels.tsv", ["index", "label"],
+              [(index, label) for index, (_, label) in enumerate(rows["test"])])
+    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": task}}))
+    return folder
 
 
 @dataclasses.dataclass(slots=True)

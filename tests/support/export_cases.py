@@ -79,15 +79,16 @@ sys.meta_path.insert(0, _NoAlbertTf())
 
 
 def run_fresh_process(script: str, model_path, inputs: dict, folder) -> dict:
-    """Runs `script` as `python -I serve.py MODEL inputs.json out.npz` in `folder`, in a
+    """Runs `script` as `python -I -B serve.py MODEL inputs.json out.npz` in `folder`, in a
     Python where importing albert_tf or data_prep fails (`WITHOUT_ALBERT_TF`), and returns
-    the arrays it saved. The inputs hold the pairs' columns as `first` and `second` besides
-    `inputs`."""
+    the arrays it saved. `-B`: importing an export folder's client leaves no `__pycache__`
+    in it (`-I` ignores PYTHONDONTWRITEBYTECODE). The inputs hold the pairs' columns as
+    `first` and `second` besides `inputs`."""
     first, second = [list(column) for column in zip(*PAIRS)]
     (folder / "serve.py").write_text(WITHOUT_ALBERT_TF + script)
     (folder / "inputs.json").write_text(json.dumps(
         {"texts": TEXTS, "first": first, "second": second, **inputs}))
-    subprocess.run([sys.executable, "-I", "serve.py", str(model_path), "inputs.json",
+    subprocess.run([sys.executable, "-I", "-B", "serve.py", str(model_path), "inputs.json",
                     "out.npz"], cwd=folder, env=env_without_repo(), check=True, timeout=300)
     with np.load(folder / "out.npz", allow_pickle=True) as outputs:
         return dict(outputs)

@@ -111,6 +111,36 @@ def test_random_encoders_are_the_same_for_the_same_seed(tiny_config):
                for ours, different in zip(first.get_weights(), other.get_weights()))
 
 
+# Rows per split of the probe's tasks: enough test rows that chance scores 0.5 within 0.016
+# (one standard error), so bounds a few standard errors from chance leave a real margin.
+PROBE_SPLITS = {"train": 2000, "dev": 400, "test": 1000}
+
+
+def write_probe_tasks(tasks, seed):
+    """Task folders under `tasks`: `feelings` (the label is which of two word sets a
+    sentence holds), `coin` (labels drawn at random) and `one-class` (every training label
+    the same); their sentences and coin flips drawn from `seed`."""
+    rng = np.random.default_rng(seed)
+    for name, relabel in (("feelings", lambda labels: labels),
+                          ("coin", lambda labels: rng.integers(0, 2, len(labels))),
+                          ("one-class", lambda labels: np.ones(len(labels), int))):
+        folder = tasks / name
+        folder.mkdir(parents=True)
+        for offset, (split, count) in enumerate(PROBE_SPLITS.items()):
+            rows = sentiment_rows(count, 100 + 3 * seed + offset)  # not the corpus's (9)
+            labels = [int(label) for label in relabel([label for _, label in rows])]
+            if split == "test":
+                write_tsv(folder / "test.tsv", ["index", "sentence"],
+                          [(index, sentence) for index, (sentence, _) in enumerate(rows)])
+                write_tsv(folder / "test_labels.tsv", ["index", "label"],
+                          list(enumerate(labels)))
+            else:
+                write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
+                          [(sentence, label) for (sentence, _), label in zip(rows, labels)])
+        (folder / "source.json").write_text(json.dumps(
+            {"albert_finetune": {"task": "classify"}, "labels": ["0", "1"]}))
+
+
 @pytest.fixture(scope="module")
 def probe_inputs(tmp_path_factory):
     """A 20-step pretraining run on English-like text that holds the tasks' words, and a
@@ -144,35 +174,20 @@ def probe_inputs(tmp_path_factory):
     (root / "run.yaml").write_text(yaml.safe_dump(config))
     assert pretrain_main(["--config", str(root / "run.yaml")]) == 0
     tasks = root / "tasks"
-    rng = np.random.default_rng(5)
-    for name, relabel in (("feelings", lambda labels: labels),
-                          ("coin", lambda labels: rng.integers(0, 2, len(labels))),
-                          ("one-class", lambda labels: np.ones(len(labels), int))):
-        folder = tasks / name
-        folder.mkdir(parents=True)
-        for split, count, seed in (("train", 1000, 1), ("dev", 200, 2), ("test", 300, 3)):
-            rows = sentiment_rows(count, seed)
-            labels = [int(label) for label in relabel([label for _, label in rows])]
-            if split == "test":
-                write_tsv(folder / "test.tsv", ["index", "sentence"],
-                          [(index, sentence) for index, (sentence, _) in enumerate(rows)])
-                write_tsv(folder / "test_labels.tsv", ["index", "label"],
-                          list(enumerate(labels)))
-            else:
-                write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
-                          [(sentence, label) for (sentence, _), label in zip(rows, labels)])
-        (folder / "source.json").write_text(json.dumps(
-            {"albert_finetune": {"task": "classify"}, "labels": ["0", "1"]}))
+    write_probe_tasks(tasks, seed=0)
     return {"run": str(root / "run"), "tasks": str(tasks)}
 
 
 @pytest.mark.slow
 def test_the_probe_finds_the_word_the_label_is_and_not_the_coin(probe_inputs, tmp_path,
                                                                  capsys, seed, record_property):
-    output = tmp_path / "probe"
+    """The tasks' sentences, the coin's flips and the random encoders' weights come from
+    the seed; the pretraining run is one fixed, seeded run (the bounds are about probing)."""
+    output, tasks = tmp_path / "probe", tmp_path / "tasks"
+    write_probe_tasks(tasks, seed)
     random_seeds = [str(1 + 2 * seed), str(2 + 2 * seed)]  # the random encoders' weights
-    assert experiment_main(["probe", probe_inputs["run"], "--tasks_dir",
-                            probe_inputs["tasks"], "--seeds", *random_seeds,
+    assert experiment_main(["probe", probe_inputs["run"], "--tasks_dir", str(tasks),
+                            "--seeds", *random_seeds,
                             "--output_dir", str(output)]) == 0
     shown = capsys.readouterr().out
     assert "one-class left out: " in shown and "every training example has the same label" \
@@ -181,7 +196,7 @@ def test_the_probe_finds_the_word_the_label_is_and_not_the_coin(probe_inputs, tm
     assert sorted(report["tasks"]) == ["coin", "feelings"]
     assert (output / "probe.md").read_text() in shown
     for name, row in report["tasks"].items():
-        with open(f"{probe_inputs['tasks']}/{name}/test_labels.tsv") as f:
+        with open(tasks / name / "test_labels.tsv") as f:
             labels = np.array([int(line.split("\t")[1]) for line in f.read().splitlines()[1:]])
         larger = max(np.mean(labels), 1 - np.mean(labels))
         assert row["constant"]["test"] == pytest.approx(larger)
@@ -189,13 +204,13 @@ def test_the_probe_finds_the_word_the_label_is_and_not_the_coin(probe_inputs, tm
         assert sorted(row["random"]) == sorted(random_seeds)
         accuracies = [scores[feature]["test"] for scores in starts
                       for feature in ("pooled", "mean")]
-        if name == "feelings":  # which word set a sentence holds: even random encoders keep
-            # some of it in 32 dimensions (68-79% measured at 600 training rows, against 50%
-            # for one answer)
-            at_least(record_property, "feelings: lowest test accuracy", min(accuracies), 0.62)
-        else:  # coin flips: nothing to find
+        # Chance scores 0.5 within 0.016 (one standard error at 1,000 test rows).
+        if name == "feelings":  # which word set a sentence holds: even random 32-wide
+            # encoders keep much of it; at least chance plus 6 standard errors
+            at_least(record_property, "feelings: lowest test accuracy", min(accuracies), 0.6)
+        else:  # coin flips: nothing to find, chance within 5 standard errors
             at_most(record_property, "coin: largest |test accuracy - 0.5|",
-                    max(abs(accuracy - 0.5) for accuracy in accuracies), 0.1)
+                    max(abs(accuracy - 0.5) for accuracy in accuracies), 0.08)
 
 
 def test_the_probe_names_a_task_folder_that_is_not_there(probe_inputs, tmp_path, capsys):

@@ -18,6 +18,7 @@ from export_cases import (
     assert_same_encoding,
     run_fresh_process,
 )
+from thresholds import below
 
 from albert_tf.cli.export import main as export_main
 from albert_tf.export.loading import register_text_ops
@@ -103,12 +104,14 @@ def test_a_fresh_process_without_albert_tf_serves_the_hub_pair(hub_folder, pretr
 
 
 def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
-        hub_folder, preprocessor, pretrainer, python_tokenizer):
+        hub_folder, preprocessor, pretrainer, python_tokenizer, seed, record_property):
+    """The seed draws the classifier's head and the labels; the encoder is the export
+    tests' one fixed, seeded model (the bound is about fine-tuning it)."""
     text = tf_keras.Input(shape=(), dtype=tf.string)
     encoder = hub.KerasLayer(str(hub_folder / "encoder"), trainable=True)
     encoded = encoder(hub.KerasLayer(preprocessor)(text))
     logits = tf_keras.layers.Dense(
-        2, kernel_initializer=tf_keras.initializers.GlorotUniform(seed=1))(
+        2, kernel_initializer=tf_keras.initializers.GlorotUniform(seed=1 + seed))(
             encoded["pooled_output"])
     classifier = tf_keras.Model(text, {"logits": logits, **encoded})
 
@@ -124,7 +127,7 @@ def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
     np.testing.assert_array_equal(outputs["encoder_outputs"][-1], outputs["sequence_output"])
 
     assert len(encoder.trainable_weights) == len(pretrainer.encoder.trainable_variables)
-    labels = tf.constant([0, 1, 0, 1, 1, 0])
+    labels = tf.constant(np.random.default_rng(seed).integers(0, 2, len(TEXTS)))
     texts = tf.constant(TEXTS)
 
     def loss():
@@ -142,7 +145,8 @@ def test_a_classifier_of_two_hub_layers_gives_our_outputs_and_fine_tunes(
     changed = [not np.array_equal(old, weight.numpy())
                for old, weight in zip(before, encoder.trainable_weights)]
     assert all(changed)  # every encoder variable gets a gradient
-    assert float(loss()) < first_loss
+    # One small gradient step lowers the loss it followed.
+    below(record_property, "loss after one SGD step / before", float(loss()) / first_loss, 1)
 
 
 def test_the_folder_records_how_it_was_made(hub_folder):

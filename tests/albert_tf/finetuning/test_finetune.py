@@ -454,14 +454,17 @@ def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_pat
 def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp_path, seed,
                                                      record_property):
     """Four options per question, one score each, softmax across them: within 200 steps the
-    tiny model learns which options can be right at all (good or bad, never tired or
+    tiny model learns which options can be right at all (good or bad, seldom tired or
     hungry), which only labels aligned with their options can teach: accuracy doubles from
     chance (25%) to about 50%. Telling good from bad needs the passage-option interaction, which
     this 2-layer model learns only after several hundred more steps, and then not reliably
     (a run's dropout noise decides when), so the test stops at what it can show every time.
     The learning rate is 3e-4: at 1e-3 some seeds kept the loss at ln 4 for all 200 steps
-    and an untrained preference for tired and hungry gave 0-1% on dev; at 3e-4 seeds 1-5
-    reached 47-71% with every test prediction good or bad."""
+    and an untrained preference for tired and hungry gave 0-1% on dev; at 3e-4 seeds 0-25
+    reached 45-79% on dev, and 18 to 20 of the 20 test answers were good or bad (chance:
+    half). The bounds leave room below that: good or bad in 3 of 4 test answers, and a dev
+    accuracy of 0.4 (what choosing between good and bad by chance gives when 4 of 5 answers
+    are one of them)."""
     model_dir = tmp_path / "race"
     assert finetune("race", task_files["race"], pretrained, model_dir,
                     "optimizer.learning_rate=3e-4", "train.global_batch_size=16",
@@ -481,7 +484,7 @@ def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp
             chosen.append(article["options"][0]["ABCD".index(letter)])
     assert len(chosen) == 20
     at_least(record_property, "test answers that are good or bad (chance 0.5)",
-             np.mean([option in ("good", "bad") for option in chosen]), 0.9)
+             np.mean([option in ("good", "bad") for option in chosen]), 0.75)
 
 
 @pytest.mark.slow
