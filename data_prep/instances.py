@@ -274,9 +274,9 @@ def pair_table(pairs: Sequence[tuple]) -> np.ndarray:
                        len(pairs) * len(Pair._fields)).reshape(len(pairs), len(Pair._fields))
 
 
-def token_matrix(shard: ShardTokens, pairs: Sequence[tuple], max_seq_length: int
+def token_matrix(shard: ShardTokens, table: np.ndarray, max_seq_length: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`[CLS] A [SEP] B [SEP]` of each pair: the (pairs, max_seq_length) int32 ids, zeros
-    after the end, the lengths and the first [SEP]'s column (both int64); see `pair_rows`."""
-    return pair_rows(shard.with_specials(max_seq_length), pair_table(pairs)[:, :4],
-                     max_seq_length)
+    """`[CLS] A [SEP] B [SEP]` of each pair of `table` (`pair_table`): the
+    (pairs, max_seq_length) int32 ids, zeros after the end, the lengths and the first [SEP]'s
+    column (both int64); see `pair_rows`."""
+    return pair_rows(shard.with_specials(max_seq_length), table[:, :4], max_seq_length)

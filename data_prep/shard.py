@@ -19,12 +19,11 @@ import numpy as np
 
 from albert_tf.text.masking import TokenMasker
 from albert_tf.text.options import DataPrepOptions
-from albert_tf.text.pair_rows import pair_rows
 from albert_tf.text.statistics import ExampleStatistics, ShardStatistics
 from albert_tf.text.vocabulary import SentencePieceTokenizer
 from data_prep.corpus import Part, read_documents
 from data_prep.example_encoding import ExampleEncoder
-from data_prep.instances import Pair, ShardTokens, document_pairs, pair_table
+from data_prep.instances import Pair, ShardTokens, document_pairs, pair_table, token_matrix
 
 _ENCODE_BATCH = 4096  # sentences per SentencePiece call
 _MASK_BATCH = 2048  # examples masked and encoded together
@@ -94,8 +93,7 @@ class ShardBuilder:
         """Masks a batch of segment pairs of `shard` (tuples of `Pair`'s fields) and
         serializes them, in order."""
         table = pair_table(pairs)
-        tokens, lengths, separators = pair_rows(shard.with_specials(self.options.max_seq_length),
-                                                table[:, :4], self.options.max_seq_length)
+        tokens, lengths, separators = token_matrix(shard, table, self.options.max_seq_length)
         masked = self.masker.mask_tokens(tokens, lengths, separators, rng, stats)
         labels = table[:, _LABEL].astype(np.uint8)
         stats.examples += len(pairs)

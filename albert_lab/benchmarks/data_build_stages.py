@@ -64,7 +64,7 @@ def _stage_pass(args, corpus: str, model: str) -> dict:
                     pairs = []
         if pairs:
             batches.append(pairs)
-        return [(batch, token_matrix(shard, batch, options.max_seq_length))
+        return [(batch, token_matrix(shard, pair_table(batch), options.max_seq_length))
                 for batch in batches]
     batches = timed("segments A/B", segments)
     examples = sum(len(batch) for batch, _ in batches)

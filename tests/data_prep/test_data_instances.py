@@ -23,6 +23,7 @@ from data_prep.instances import (
     MIN_SIDE_WORDS,
     ShardTokens,
     document_pairs,
+    pair_table,
     token_matrix,
 )
 
@@ -264,7 +265,7 @@ def test_token_matrix_lays_out_cls_a_sep_b_sep_of_each_pair(corpus):
         ExampleStatistics(), []
     for index in range(shard.num_documents):
         document_pairs(shard, index, options, rng, stats, made)
-    tokens, lengths, separators = token_matrix(shard, made, 64)
+    tokens, lengths, separators = token_matrix(shard, pair_table(made), 64)
     assert tokens.shape == (len(made), 64) and tokens.dtype == "int32"
     for row, length, separator, pair in zip(tokens, lengths, separators,
                                             segment_pairs(shard, made)):
