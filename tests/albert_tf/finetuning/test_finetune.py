@@ -247,13 +247,14 @@ def test_several_steps_per_execution_train_and_predict_every_row(pretrained, tas
 def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path, seed,
                                                             record_property):
     """The SavedModel's probabilities equal the Keras model's on the same text, and its
-    answers on new sentences are right."""
+    answers on new sentences are right: 9 in 10 of 48 (on 12, one wrong answer of seed 22
+    left a margin of one sentence over seeds 0-39)."""
     run = load_finetuned(str(sst2_run))
     assert run.step == json.loads((sst2_run / "best.json").read_text())["step"]
     assert export_main(["--checkpoint", str(sst2_run), "--output", str(tmp_path / "export")]) == 0
     facts = json.loads((tmp_path / "export" / "assets.extra" / "albert_export.json").read_text())
     assert facts["task"] == "sst2" and facts["options"]["max_seq_length"] == SEQ
-    rows = sentiment_rows(12, drawn(21, seed))
+    rows = sentiment_rows(48, drawn(21, seed))
     texts = [sentence for sentence, _ in rows]
     tokenizer = AlbertTokenizer(run.config.model.spm_model, run.config.model.lower_case)
     expected = run.model(tokenizer.encode_for_model(texts, max_seq_length=SEQ),
