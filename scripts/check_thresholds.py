@@ -14,6 +14,13 @@ starts its record again).
     python scripts/check_thresholds.py tests/albert_tf/training/test_collapse.py
     python scripts/check_thresholds.py tests/data_prep --seeds 0:50 -n 2
 
+A test whose bounds alone changed (a bound's number, its docstring or comments) keeps its
+values: `--rejudge` runs nothing and judges the stored values against the bounds its source
+states now, after checking in git's history that the version they were measured on differs
+from today's in nothing else.
+
+    python scripts/check_thresholds.py --rejudge tests/x/test_y.py::test_z
+
 A one-off check, not a test: run it when a bound or what it bounds changes.
 """
 
@@ -52,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", default="0:50", help="FIRST:STOP (default 0:50)")
     parser.add_argument("-n", "--workers", default="0", help="pytest-xdist workers")
     parser.add_argument("--output", default=DEFAULT_OUTPUT)
+    parser.add_argument("--rejudge", action="store_true",
+                        help="run nothing: judge the stored values of the TESTS (node ids) "
+                             "against the bounds their source states now, when they changed "
+                             "in nothing but their bounds, docstring and comments")
     return parser
 
 
@@ -88,18 +99,30 @@ def measurements(junit_xml: str) -> tuple[dict[str, dict], dict[str, list[int]]]
     return found, failed_runs
 
 
+def test_path(test: str) -> str:
+    """The file of test `test` ("tests.a.test_b::test_c"), relative to the repository."""
+    return os.path.join(*test.split("::")[0].split(".")) + ".py"
+
+
+def test_function(source: str, test: str, where: str) -> tuple[ast.FunctionDef, str]:
+    """Test `test`'s function in module `source` (read from `where`) and its source text."""
+    name = test.split("::")[1]
+    for node in ast.walk(ast.parse(source, where)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node, ast.get_source_segment(source, node)
+    raise ValueError(f"{where}: no function {name} (test {test})")
+
+
+def digest(function_source: str) -> str:
+    return hashlib.sha256(function_source.encode("utf-8")).hexdigest()[:16]
+
+
 def test_source_digest(test: str) -> str:
     """A digest of test function `test`'s source ("tests.a.test_b::test_c"), so values
     measured before the test changed are not merged with values measured after."""
-    module, name = test.split("::")
-    path = os.path.join(REPOSITORY, *module.split(".")) + ".py"
+    path = os.path.join(REPOSITORY, test_path(test))
     with open(path, encoding="utf-8") as f:
-        source = f.read()
-    for node in ast.walk(ast.parse(source, path)):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            segment = ast.get_source_segment(source, node)
-            return hashlib.sha256(segment.encode("utf-8")).hexdigest()[:16]
-    raise ValueError(f"{path}: no function {name} (test {test})")
+        return digest(test_function(f.read(), test, path)[1])
 
 
 def merge(stored: dict | None, measured: dict | None, source: str) -> dict:
@@ -155,13 +178,110 @@ def _failures(row: dict) -> str:
         row["failed"])
 
 
+BOUND_SIDES = {"above": "above", "at_least": "at least", "below": "below",
+               "at_most": "at most"}
+
+
+def stated_bounds(function: ast.FunctionDef) -> dict[str, tuple[str, float]]:
+    """{quantity: (side, bound)} of the calls `above(record_property, "name", value, bound)`
+    (or `at_least`, `below`, `at_most`) in `function` whose name and bound are literals."""
+    bounds = {}
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in BOUND_SIDES and len(node.args) == 4):
+            try:
+                name, bound = (ast.literal_eval(node.args[i]) for i in (1, 3))
+            except ValueError:  # a name or bound computed at run time
+                continue
+            bounds[name] = (BOUND_SIDES[node.func.id], bound)
+    return bounds
+
+
+def without_bounds(function: ast.FunctionDef) -> str:
+    """`function`'s syntax tree without its docstring and with its stated bounds blanked."""
+    function = ast.parse(ast.unparse(function)).body[0]
+    if ast.get_docstring(function) is not None:
+        function.body = function.body[1:]
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in BOUND_SIDES and len(node.args) == 4):
+            node.args[3] = ast.Constant(None)
+    return ast.dump(function)
+
+
+def measured_version(test: str, source_digest: str) -> ast.FunctionDef:
+    """The version of test `test` in git's history whose source has `source_digest`."""
+    path = test_path(test)
+    commits = subprocess.run(["git", "rev-list", "HEAD", "--", path], cwd=REPOSITORY,
+                             check=True, capture_output=True, text=True).stdout.split()
+    for commit in commits:
+        shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=REPOSITORY,
+                               capture_output=True, text=True)
+        if shown.returncode == 0 and f"def {test.split('::')[1]}(" in shown.stdout:
+            function, function_source = test_function(shown.stdout, test, f"{commit}:{path}")
+            if digest(function_source) == source_digest:
+                return function
+    raise ValueError(f"{path}: no commit holds the version of {test} whose values are "
+                     f"stored (source {source_digest}); measure it again")
+
+
+def rejudge(test: str, stored: dict[str, dict]) -> dict[str, dict]:
+    """`stored`, test `test`'s records, judged against the bounds its source states now;
+    refused unless the test differs from the version they were measured on only in its
+    bounds, docstring and comments."""
+    path = os.path.join(REPOSITORY, test_path(test))
+    with open(path, encoding="utf-8") as f:
+        function, function_source = test_function(f.read(), test, path)
+    bounds = stated_bounds(function)
+    versions = {source: without_bounds(measured_version(test, source))
+                for source in {entry["source"] for entry in stored.values()}}
+    rejudged = {}
+    for name, entry in stored.items():
+        if versions[entry["source"]] != without_bounds(function):
+            raise ValueError(f"{path}: {test} changed in more than its bounds since its "
+                             f"values of {name!r} were measured; measure it again")
+        if name not in bounds:
+            raise ValueError(f"{path}: {test} states no literal bound for {name!r}")
+        side, bound = bounds[name]
+        rejudged[name] = summary({**entry, "side": side, "bound": bound,
+                                  "source": digest(function_source)})
+    return rejudged
+
+
+def stored_records(output: str) -> dict:
+    if not os.path.exists(output):
+        return {}
+    with open(output, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_name(node_id: str) -> str:
+    """The name the records use for pytest node id `node_id` ("tests/a/test_b.py::test_c")."""
+    path, _, function = node_id.partition("::")
+    return f"{path.removesuffix('.py').replace(os.sep, '.')}::{function.split('[')[0]}"
+
+
+def main_rejudge(args: argparse.Namespace) -> int:
+    merged = stored_records(args.output)
+    tests = [test_name(node_id) for node_id in args.tests]
+    for test in tests:
+        if test not in merged:
+            raise SystemExit(f"{args.output}: no stored values of {test}")
+        try:
+            merged[test] = rejudge(test, merged[test])
+        except ValueError as error:
+            raise SystemExit(str(error)) from None
+    write_result(args.output, merged, page=PAGE.format(table=table(merged)))
+    print(table({test: merged[test] for test in tests}))
+    return 0 if not any(row["failed"] for test in tests for row in merged[test].values()) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.rejudge:
+        return main_rejudge(args)
     measured, failed_runs = measurements(run_tests(args.tests, args.seeds, args.workers))
-    merged = {}
-    if os.path.exists(args.output):
-        with open(args.output, encoding="utf-8") as f:
-            merged = json.load(f)
+    merged = stored_records(args.output)
     for test, quantities in measured.items():
         source = test_source_digest(test)
         stored = merged.get(test, {})

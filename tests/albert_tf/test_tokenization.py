@@ -53,10 +53,16 @@ def test_a_model_without_the_layout_is_refused(tmp_path):
         AlbertTokenizer(str(path))
 
 
-def test_encode_flat_is_encode_end_to_end_digit_commas_split(released_style_model):
+@pytest.mark.parametrize("buffers", [True, False], ids=["id buffers", "public encode"])
+def test_encode_flat_is_encode_end_to_end_digit_commas_split(released_style_model, buffers):
     from albert_tf.text.vocabulary import SentencePieceTokenizer, flat_ids
 
     tokenizer = SentencePieceTokenizer(released_style_model)
+    if buffers:  # the installed sentencepiece has the buffer call, and it passed its probe
+        assert hasattr(tokenizer.processor._processor, "_EncodeAsBufferBatch")
+        assert tokenizer._buffer_batch is not None
+    else:
+        tokenizer._buffer_batch = None
     sentences = ["in 1990, the cafe", "", "no digits here", "years 1990, 1991,1992, and 5,5,",
                  "the end"]
     encoded = tokenizer.encode(sentences)

@@ -2,6 +2,7 @@
 report, and how runs of a test over chunks of seeds add up to one record."""
 
 import json
+import subprocess
 
 import pytest
 from repository import script_module
@@ -69,3 +70,53 @@ def test_a_changed_test_starts_its_record_again(check, monkeypatch, tmp_path):
     monkeypatch.setattr(check, "test_source_digest", lambda test: "another source")
     run_chunk(check, monkeypatch, output, report({1: 0.3}))
     assert json.loads(output.read_text())[TEST]["spread"]["values"] == {"1": 0.3}
+
+
+MEASURED = '''from thresholds import at_least
+
+
+def test_draws(seed, record_property):
+    """Measured with a bound of 0.4."""
+    at_least(record_property, "score", 0.3 + seed / 10, 0.4)
+'''
+
+
+def commit_test_file(folder, text):
+    """`text` as folder's tests/test_draws.py, committed to its git repository."""
+    (folder / "tests").mkdir(exist_ok=True)
+    (folder / "tests" / "test_draws.py").write_text(text)
+    for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "test"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *command],
+                       cwd=folder, check=True)
+
+
+def test_rejudging_applies_a_new_bound_only_to_a_test_changed_in_nothing_else(
+        check, monkeypatch, tmp_path):
+    """--rejudge runs nothing: it finds the version the values were measured on in git's
+    history, checks that only bounds, docstring and comments changed since, and judges the
+    stored values against the bound the source states now."""
+    monkeypatch.setattr(check, "REPOSITORY", str(tmp_path))
+    commit_test_file(tmp_path, MEASURED)
+    test, output = "tests.test_draws::test_draws", tmp_path / "thresholds.json"
+    entry = {"side": "at least", "bound": 0.4, "source": check.test_source_digest(test),
+             "values": {"0": 0.3, "1": 0.4, "2": 0.5}}
+    output.write_text(json.dumps({test: {"score": check.summary(entry)}}))
+    node_id = "tests/test_draws.py::test_draws"
+
+    rebound = MEASURED.replace("0.4.", "0.3, from chance.").replace("seed / 10, 0.4)",
+                                                                    "seed / 10, 0.3)  # why")
+    (tmp_path / "tests" / "test_draws.py").write_text(rebound)
+    assert check.main(["--rejudge", node_id, "--output", str(output)]) == 0
+    row = json.loads(output.read_text())[test]["score"]
+    assert (row["bound"], row["failed"], row["values"]) == (0.3, 0, entry["values"])
+    assert row["margin"] == pytest.approx(0.0) and row["source"] == check.test_source_digest(
+        test)
+
+    # Judged again, the record's source is today's, which git does not hold: refused, as is
+    # a test that changed in what it measures.
+    with pytest.raises(SystemExit, match="no commit holds the version"):
+        check.main(["--rejudge", node_id, "--output", str(output)])
+    output.write_text(json.dumps({test: {"score": check.summary(entry)}}))
+    (tmp_path / "tests" / "test_draws.py").write_text(rebound.replace("0.3 +", "0.4 +"))
+    with pytest.raises(SystemExit, match="changed in more than its bounds"):
+        check.main(["--rejudge", node_id, "--output", str(output)])

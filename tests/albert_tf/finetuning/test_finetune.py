@@ -247,13 +247,14 @@ def test_several_steps_per_execution_train_and_predict_every_row(pretrained, tas
 def test_a_fine_tuned_run_exports_to_a_raw_text_saved_model(sst2_run, tmp_path, seed,
                                                             record_property):
     """The SavedModel's probabilities equal the Keras model's on the same text, and its
-    answers on new sentences are right."""
+    answers on new sentences are right: 9 in 10 of 48 (on 12, one wrong answer of seed 22
+    left a margin of one sentence over seeds 0-39)."""
     run = load_finetuned(str(sst2_run))
     assert run.step == json.loads((sst2_run / "best.json").read_text())["step"]
     assert export_main(["--checkpoint", str(sst2_run), "--output", str(tmp_path / "export")]) == 0
     facts = json.loads((tmp_path / "export" / "assets.extra" / "albert_export.json").read_text())
     assert facts["task"] == "sst2" and facts["options"]["max_seq_length"] == SEQ
-    rows = sentiment_rows(12, drawn(21, seed))
+    rows = sentiment_rows(48, drawn(21, seed))
     texts = [sentence for sentence, _ in rows]
     tokenizer = AlbertTokenizer(run.config.model.spm_model, run.config.model.lower_case)
     expected = run.model(tokenizer.encode_for_model(texts, max_seq_length=SEQ),
@@ -469,11 +470,14 @@ def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp
     this 2-layer model learns only after several hundred more steps, and then not reliably
     (a run's dropout noise decides when), so the test stops at what it can show every time.
     The learning rate is 3e-4: at 1e-3 some seeds kept the loss at ln 4 for all 200 steps
-    and an untrained preference for tired and hungry gave 0-1% on dev; at 3e-4 seeds 0-25
-    reached 45-79% on dev, and 18 to 20 of the 20 test answers were good or bad (chance:
-    half). The bounds leave room below that: good or bad in 3 of 4 test answers, and a dev
-    accuracy of 0.4 (what choosing between good and bad by chance gives when 4 of 5 answers
-    are one of them)."""
+    and an untrained preference for tired and hungry gave 0-1% on dev; at 3e-4 seeds 0-49
+    reached 41-86% on dev (median 52.5%), and 18 to 20 of the 20 test answers were good or bad
+    (chance: half). The bounds leave room below that: good or bad in 3 of 4 test answers, and
+    a dev accuracy that chance does not reach. A run that tells good and bad from the rest but
+    not good from bad is right about as often as chance between the two (near 0.4 here), so
+    it falls below 0.4 by chance on some seeds; the bound is stated from chance instead: on
+    80 questions of 4 options chance scores 0.25 with a standard error of 0.048, and 0.35
+    (28 right) is 2 standard errors above it, which guessing reaches 3 times in 100."""
     model_dir = tmp_path / "race"
     assert finetune("race", task_files["race"], pretrained, model_dir,
                     "optimizer.learning_rate=3e-4", "train.global_batch_size=16",
@@ -481,7 +485,7 @@ def test_multiple_choice_trains_on_race_format_files(pretrained, task_files, tmp
                     "data.max_qa_length=16", seed=seed) == 0
     results = json.loads((model_dir / "eval_results.json").read_text())["dev_metrics"]["dev"]
     assert set(results) == {"accuracy", "accuracy_middle", "accuracy_high"}
-    at_least(record_property, "dev accuracy (chance 0.25)", results["accuracy"], 0.4)
+    at_least(record_property, "dev accuracy (chance 0.25)", results["accuracy"], 0.35)
     predictions = json.loads((model_dir / "predictions" / "race_test_predictions.json")
                              .read_text())
     assert len(predictions) == 20
