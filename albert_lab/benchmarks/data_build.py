@@ -17,14 +17,14 @@ manifest), and its peak RSS is that of the largest process of its tree. The rate
 original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
 figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
 Then, in this process, the stages are timed one by one (microseconds per example, the
-fastest of three passes) and
-`ShardBuilder.build` runs once more under cProfile, whose functions with the most self time
-are recorded: the profile of the hot loop. Between them, the first 16 shards of the timed
-build are made again in this process with each phase of a worker timed apart (building,
-framing and hashing, writing, the sidecar; wall, user and system time, page faults, the
-garbage collector): where a worker's time goes beyond the sum of the stages. Last, the training input pipeline
-(`albert_tf.data.pretraining`) reads the shards back: examples/s with the written masks and
-with dynamic re-masking.
+fastest of three passes); the first 16 shards of the timed build are made again with each
+phase of a worker timed apart (building, framing and hashing, writing, the sidecar: wall,
+user and system time, page faults, the garbage collector), which shows where a worker's time
+goes beyond the sum of the stages; and `ShardBuilder.build` runs once more under cProfile,
+whose functions with the most self time are recorded: the profile of the hot loop (before
+TensorFlow is imported, so that no thread of its shares the CPU with the profiled loop).
+Last, the training input pipeline (`albert_tf.data.pretraining`) reads the shards back:
+examples/s with the written masks and with dynamic re-masking.
 """
 
 from __future__ import annotations
@@ -260,9 +260,9 @@ def speed(args, folder: str) -> dict:
     serial = serial_part(args, corpus, model, built)
     breakdown = stage_breakdown(args, base, model)
     phases = worker_phases(args, corpus, model, os.path.join(folder, "phases"), num_shards(args))
+    hot = hot_functions(args, base, model)  # before TensorFlow's threads start (below)
     reading = input_pipeline_rates(args, built, args.vocab_size)
     inspecting = inspect_rates(args, built)
-    hot = hot_functions(args, base, model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
     print("serial part (seconds): " + ", ".join(f"{name} {value:.2f}"
