@@ -38,17 +38,17 @@ SIGNIFICANCE = 1e-4  # as data prep's tests: 50 seeds gave p >= 0.006 (check_thr
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory, seed):
     """SHARDS shards of masked examples; `originals` maps each example's unmasked ids (a
     tuple of its real tokens) to its segment ids."""
-    documents = unique_token_documents(80, seed=3)
+    documents = unique_token_documents(80, seed=3 + seed)
     vocab = vocabulary(documents[-1][-1][-1] + 1, word_start_every=2)
-    shard, rng, stats, made = ShardTokens.from_documents(documents), random.Random(0), \
+    shard, rng, stats, made = ShardTokens.from_documents(documents), random.Random(seed), \
         ExampleStatistics(), []
     for index in range(shard.num_documents):
         document_pairs(shard, index, OPTIONS, rng, stats, made)
     builder = ShardBuilder(OPTIONS, types.SimpleNamespace(vocabulary=vocab))
-    records = builder.encode_pairs(shard, made, np.random.default_rng(0), stats)
+    records = builder.encode_pairs(shard, made, np.random.default_rng(seed), stats)
     pairs = list(segment_pairs(shard, made))
     folder = tmp_path_factory.mktemp("shards")
     paths = [str(folder / f"train-{i}.tfrecord") for i in range(SHARDS)]
@@ -252,7 +252,9 @@ def test_dynamic_masking_follows_the_recipe(corpus, seed, record_property):
           scipy_stats.chisquare(observed, expected).pvalue, SIGNIFICANCE)
     # Runs of masked words: spans of 1-3 words, neighbouring spans sometimes merged.
     spans = counts["spans"]
-    assert spans[1] > spans[2] > spans[3] > 0
+    above(record_property, "runs of 3 words", spans[3], 0)
+    above(record_property, "runs of 2 words / runs of 3", spans[2] / spans[3], 1)
+    above(record_property, "runs of 1 word / runs of 2", spans[1] / spans[2], 1)
     mean = (spans * np.arange(len(spans))).sum() / spans.sum()
     above(record_property, "mean masked run (words), low bound", mean, 1.3)
     below(record_property, "mean masked run (words), high bound", mean, 1.9)
@@ -341,8 +343,9 @@ def test_a_run_yaml_sets_the_masking_recipe_of_dynamic_masking(corpus, tmp_path,
           scipy_stats.chi2_contingency(table).pvalue, SIGNIFICANCE)
 
 
-def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus):
-    config = make_config(corpus, dynamic_masking=True, vocab_size=corpus.vocab.size + 1000)
+def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus, seed, record_property):
+    config = make_config(corpus, dynamic_masking=True, vocab_size=corpus.vocab.size + 1000,
+                         seed=seed + 7)
     replaced = []
     for ids, _, _, positions, originals, weights in examples(
             numpy_batches(pretraining_dataset(config), 20)):
@@ -350,7 +353,9 @@ def test_random_replacements_are_ordinary_ids_below_vocab_size(corpus):
         shown = ids[positions[:count]]
         replaced.extend(shown[(shown != MASK_ID) & (shown != originals[:count])].tolist())
     assert replaced and min(replaced) >= 5 and max(replaced) < config.vocab_size
-    assert max(replaced) >= corpus.vocab.size  # drawn from the configured vocabulary
+    # Drawn from the configured vocabulary, past the corpus's own.
+    above(record_property, "replacements past the corpus's vocabulary",
+          sum(piece >= corpus.vocab.size for piece in replaced), 0)
 
 
 def mask_sets(batches):

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from helpers import randomize_weights
 from seeding import seed_draws
-from thresholds import above, below
+from thresholds import above, at_least, below
 
 from albert_tf.layers.task_heads import AnswerabilitySpanHead
 from albert_tf.models.task_models import AlbertAnswerabilitySpanLabeler, answer_mask
@@ -144,8 +144,11 @@ def test_a_tiny_model_trains_and_predicts_the_beam(tiny_config, seed, record_pro
           outputs["cls_logits"][1], 0)
     below(record_property, "answerability logit of the row with one", outputs["cls_logits"][0], 0)
     evaluated = model.evaluate(tf.data.Dataset.from_tensors(batch), return_dict=True, verbose=0)
-    assert evaluated["start_accuracy"] == evaluated["answerable_accuracy"] == 1.0
-    assert evaluated["loss"] < history["loss"][-1]
+    at_least(record_property, "start accuracy after training", evaluated["start_accuracy"], 1)
+    at_least(record_property, "answerability accuracy after training",
+             evaluated["answerable_accuracy"], 1)
+    below(record_property, "loss after training / the 30 steps' mean loss",
+          evaluated["loss"] / history["loss"][-1], 1)
 
 
 # ------------------------------------------------------------------ post-processing

@@ -13,7 +13,7 @@ from checkpoint_helpers import (
     write_tf1_checkpoint,
 )
 from seeding import seed_draws
-from thresholds import below
+from thresholds import above, below
 
 from albert_tf.checkpoints.convert import load_model, save_model
 from albert_tf.checkpoints.transfer import copy_weights, named_weights
@@ -30,9 +30,9 @@ MODEL = {"vocab_size": 61, "embedding_size": 12, "hidden_size": 24, "num_layers"
 
 
 @pytest.fixture(scope="module")
-def original_folder(tmp_path_factory):
+def original_folder(tmp_path_factory, seed):
     folder = str(tmp_path_factory.mktemp("released"))
-    arrays = original_arrays_from_numpy(ORIGINAL_CONFIG, seed=4)
+    arrays = original_arrays_from_numpy(ORIGINAL_CONFIG, seed=4 + seed)
     write_tf1_checkpoint(folder, arrays, ORIGINAL_CONFIG)
     return folder, arrays
 
@@ -47,10 +47,11 @@ def run_config(tmp_path, **init):
     }, "test")
 
 
-def fixed_batch():
+def fixed_batch(seed=0):
     from helpers import random_inputs
 
-    inputs = random_inputs([11, 7, 3], seq_length=SEQ, vocab_size=61, seed=3, type_split=5)
+    inputs = random_inputs([11, 7, 3], seq_length=SEQ, vocab_size=61, seed=3 + seed,
+                           type_split=5)
     return {**{name: tf.constant(value) for name, value in inputs.items()},
             "masked_lm_positions": tf.constant([[1, 4, 9], [0, 2, 6], [1, 2, 0]], tf.int32),
             "masked_lm_ids": tf.constant([[5, 17, 60], [8, 3, 44], [21, 9, 0]], tf.int32),
@@ -83,14 +84,16 @@ def step_zero_loss(model, batch) -> float:
     return float(model.compute_pretraining_loss(batch, model(batch, training=False)))
 
 
-def test_a_run_from_an_original_checkpoint_starts_at_its_loss(original_folder, tmp_path):
+def test_a_run_from_an_original_checkpoint_starts_at_its_loss(original_folder, tmp_path, seed,
+                                                              record_property):
     folder, arrays = original_folder
     model, [message] = started_model(run_config(tmp_path, checkpoint=folder,
                                                 checkpoint_format="original"))
     assert f"step {GLOBAL_STEP}" in message and "left as initialized" not in message
-    batch = fixed_batch()
+    batch = fixed_batch(seed)
     expected = original_loss(arrays, batch)
-    assert expected > 1.0  # a real loss, not a near-zero coincidence
+    # A real loss, not a near-zero coincidence.
+    above(record_property, "the original's loss at the run's start", expected, 1.0)
     np.testing.assert_allclose(step_zero_loss(model, batch), expected, rtol=1e-5)
 
 
