@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rejudge", action="store_true",
                         help="run nothing: judge the stored values of the TESTS (node ids) "
                              "against the bounds their source states now, when they changed "
-                             "in nothing but their bounds, docstring and comments")
+                             "in nothing but their bounds' numbers, docstring and comments")
     return parser
 
 
@@ -178,35 +178,38 @@ def _failures(row: dict) -> str:
         row["failed"])
 
 
-BOUND_SIDES = {"above": "above", "at_least": "at least", "below": "below",
-               "at_most": "at most"}
-
-
-def stated_bounds(function: ast.FunctionDef) -> dict[str, tuple[str, float]]:
-    """{quantity: (side, bound)} of the calls `above(record_property, "name", value, bound)`
-    (or `at_least`, `below`, `at_most`) in `function` whose name and bound are literals."""
-    bounds = {}
-    for node in ast.walk(function):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in BOUND_SIDES and len(node.args) == 4):
-            try:
-                name, bound = (ast.literal_eval(node.args[i]) for i in (1, 3))
-            except ValueError:  # a name or bound computed at run time
-                continue
-            bounds[name] = (BOUND_SIDES[node.func.id], bound)
-    return bounds
-
-
-def without_bounds(function: ast.FunctionDef) -> str:
-    """`function`'s syntax tree without its docstring and with its stated bounds blanked."""
+def blanked_numbers(function: ast.FunctionDef) -> tuple[str, list[float]]:
+    """`function`'s syntax tree without its docstring and with its numbers blanked, and
+    the numbers, in the tree's order."""
     function = ast.parse(ast.unparse(function)).body[0]
     if ast.get_docstring(function) is not None:
         function.body = function.body[1:]
+    numbers = []
     for node in ast.walk(function):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in BOUND_SIDES and len(node.args) == 4):
-            node.args[3] = ast.Constant(None)
-    return ast.dump(function)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            numbers.append(node.value)
+            node.value = None
+    return ast.dump(function), numbers
+
+
+def changed_bounds(measured: ast.FunctionDef, now: ast.FunctionDef,
+                   bounds: set[float]) -> dict[float, float]:
+    """{old: new} of the numbers that differ between a test's versions `measured` and `now`;
+    ValueError unless that is all that differs (docstrings and comments aside), each old
+    number is one of the stored `bounds`, and each is changed wherever it appears."""
+    (shape, old), (shape_now, new) = blanked_numbers(measured), blanked_numbers(now)
+    if shape != shape_now:
+        raise ValueError("it changed in more than its numbers")
+    pairs = set(zip(old, new))
+    changes = {before: after for before, after in pairs if before != after}
+    if len(changes) != len({pair for pair in pairs if pair[0] != pair[1]}):
+        raise ValueError("one of its numbers changed to several")
+    if set(changes) - bounds:
+        raise ValueError(f"numbers other than its bounds changed: "
+                         f"{sorted(set(changes) - bounds)}")
+    if set(changes) & {before for before, after in pairs if before == after}:
+        raise ValueError("a bound changed in one place and stayed in another")
+    return changes
 
 
 def measured_version(test: str, source_digest: str) -> ast.FunctionDef:
@@ -227,25 +230,27 @@ def measured_version(test: str, source_digest: str) -> ast.FunctionDef:
 
 def rejudge(test: str, stored: dict[str, dict]) -> dict[str, dict]:
     """`stored`, test `test`'s records, judged against the bounds its source states now;
-    refused unless the test differs from the version they were measured on only in its
-    bounds, docstring and comments."""
+    refused unless the test differs from the version they were measured on only in the
+    numbers of its bounds, its docstring and its comments."""
     path = os.path.join(REPOSITORY, test_path(test))
     with open(path, encoding="utf-8") as f:
         function, function_source = test_function(f.read(), test, path)
-    bounds = stated_bounds(function)
-    versions = {source: without_bounds(measured_version(test, source))
-                for source in {entry["source"] for entry in stored.values()}}
     rejudged = {}
-    for name, entry in stored.items():
-        if versions[entry["source"]] != without_bounds(function):
+    for source in {entry["source"] for entry in stored.values()}:
+        names = [name for name, entry in stored.items() if entry["source"] == source]
+        measured = measured_version(test, source)
+        try:
+            changes = changed_bounds(measured, function, {stored[name]["bound"]
+                                                          for name in names})
+        except ValueError as error:
             raise ValueError(f"{path}: {test} changed in more than its bounds since its "
-                             f"values of {name!r} were measured; measure it again")
-        if name not in bounds:
-            raise ValueError(f"{path}: {test} states no literal bound for {name!r}")
-        side, bound = bounds[name]
-        rejudged[name] = summary({**entry, "side": side, "bound": bound,
-                                  "source": digest(function_source)})
-    return rejudged
+                             f"values of {names} were measured ({error}); measure it "
+                             f"again") from None
+        for name in names:
+            bound = changes.get(stored[name]["bound"], stored[name]["bound"])
+            rejudged[name] = summary({**stored[name], "bound": bound,
+                                      "source": digest(function_source)})
+    return dict(sorted(rejudged.items()))
 
 
 def stored_records(output: str) -> dict:

@@ -17,11 +17,14 @@ manifest), and its peak RSS is that of the largest process of its tree. The rate
 original create_pretraining_data.py is not measured here (it needs TF 1.x); the reference
 figure is the project's: about 400 examples/s in one process at seq 128, dupe 2.
 Then, in this process, the stages are timed one by one (microseconds per example, the
-fastest of three passes) and
-`ShardBuilder.build` runs once more under cProfile, whose functions with the most self time
-are recorded: the profile of the hot loop. Last, the training input pipeline
-(`albert_tf.data.pretraining`) reads the shards back: examples/s with the written masks and
-with dynamic re-masking.
+fastest of three passes); the first 16 shards of the timed build are made again with each
+phase of a worker timed apart (building, framing and hashing, writing, the sidecar: wall,
+user and system time, page faults, the garbage collector), which shows where a worker's time
+goes beyond the sum of the stages; and `ShardBuilder.build` runs once more under cProfile,
+whose functions with the most self time are recorded: the profile of the hot loop (before
+TensorFlow is imported, so that no thread of its shares the CPU with the profiled loop).
+Last, the training input pipeline (`albert_tf.data.pretraining`) reads the shards back:
+examples/s with the written masks and with dynamic re-masking.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import tempfile
 import time
 
 from albert_lab.benchmarks import common
-from albert_lab.benchmarks.data_build_stages import hot_functions, stage_breakdown
+from albert_lab.benchmarks.data_build_stages import hot_functions, stage_breakdown, worker_phases
 from albert_lab.result_files import write_result
 
 ORIGINAL_EXAMPLES_PER_SECOND = 400  # reference figure for the original script, one process
@@ -256,15 +259,22 @@ def speed(args, folder: str) -> dict:
     built = os.path.join(folder, f"out{rows[0]['workers']}")
     serial = serial_part(args, corpus, model, built)
     breakdown = stage_breakdown(args, base, model)
+    phases = worker_phases(args, corpus, model, os.path.join(folder, "phases"), num_shards(args))
+    hot = hot_functions(args, base, model)  # before TensorFlow's threads start (below)
     reading = input_pipeline_rates(args, built, args.vocab_size)
     inspecting = inspect_rates(args, built)
-    hot = hot_functions(args, base, model)
     identical = len({tuple(row.pop("checksums")) for row in rows}) == 1
     print(f"shards identical across worker counts: {identical}")
     print("serial part (seconds): " + ", ".join(f"{name} {value:.2f}"
                                                 for name, value in serial.items()))
     print("microseconds per example by stage (one process): " +
           ", ".join(f"{stage} {value:.1f}" for stage, value in breakdown.items()))
+    print(f"one worker's phases over {phases['shards']} shards (us/example: wall, user, "
+          "system; minor page faults): " + ", ".join(
+              f"{name} {row['wall_us']:.2f}, {row['user_us']:.2f}, {row['system_us']:.2f}; "
+              f"{row['minor_page_faults']:.3f}" for name, row in phases["per_example"].items())
+          + f"; garbage collector {phases['garbage_collector_passes']} passes, "
+          f"{phases['garbage_collector_us_per_example']:.3f} us/example")
     print("training input pipeline over these shards (examples/s, batch 256): " +
           ", ".join(f"{name} {rate:,.0f}" for name, rate in reading.items()))
     print(f"albert-data inspect statistics over a shard of {inspecting['records']:,} records: "
@@ -275,6 +285,7 @@ def speed(args, folder: str) -> dict:
               f"{row['function']} {row['self_us_per_example']:.1f}" for row in hot[:8]))
     return {"corpus": corpus_info, "identical_across_workers": identical, "rows": rows,
             "serial_seconds": serial, "microseconds_per_example_by_stage": breakdown,
+            "worker_phases": phases,
             "profile_hot_functions": hot, "input_pipeline_examples_per_second": reading,
             "inspect_statistics": inspecting}
 

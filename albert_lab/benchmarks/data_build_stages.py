@@ -76,22 +76,9 @@ def _stage_pass(args, corpus: str, model: str) -> dict:
             m.input_ids, m.lengths, m.segment_ids, m.token_boundary, m.positions,
             m.original_ids, m.num_predictions, pair_table(batch)[:, 4].astype(np.uint8))])
     timed("shuffle", lambda: rng.shuffle(encoded))
-    timed("framing and hashing", lambda: _frame_and_hash(encoded))
+    timed("framing and hashing", lambda: _framed_and_hashed(encoded))
     gc.enable()
     return {stage: round(value / examples * 1e6, 2) for stage, value in seconds.items()}
-
-
-def _frame_and_hash(records: list[bytes]) -> str:
-    """What `write_records` does to each record but the file write: TFRecord framing (two
-    CRC32Cs) and the shard's SHA-256."""
-    import hashlib
-
-    from albert_tf.records.tfrecord import framed_blocks
-
-    digest = hashlib.sha256()
-    for block, _ in framed_blocks(records):
-        digest.update(block)
-    return digest.hexdigest()
 
 
 def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
@@ -115,3 +102,82 @@ def hot_functions(args, corpus: str, model: str, top: int = 12) -> list[dict]:
              "self_us_per_example": self_seconds / len(records) * 1e6,
              "cumulative_us_per_example": cumulative / len(records) * 1e6}
             for (file, line, function), (_, calls, self_seconds, cumulative, _) in rows]
+
+
+def worker_phases(args, corpus: str, model: str, output: str, num_shards: int,
+                  shards: int = 16) -> dict:
+    """Where one worker's time goes beyond the stages, in this process: the first `shards`
+    of the `num_shards` shards of a build of `corpus` (the timed build's plan), made as
+    `build_and_record_shard` makes them with each phase timed apart: building the examples
+    (`ShardBuilder.build`), TFRecord framing with the shard's SHA-256, writing the file
+    (write, fsync, rename) and the sidecar. Per example: microseconds of wall, user and
+    system time and minor page faults of each phase; and the garbage collector's passes and
+    microseconds over the whole loop (`gc.callbacks`)."""
+    import gc
+    import resource
+
+    from albert_tf.io.files import atomic_output
+    from data_prep import manifest as manifest_files
+    from data_prep.pipeline import make_plan, shard_builder_for
+
+    plan = make_plan([corpus], output, model, _options(args), num_shards, resume=False)
+    builder = shard_builder_for(plan)
+    totals: dict[str, list[float]] = {}
+    collector = {"passes": 0, "seconds": 0.0}
+
+    def on_collection(phase, info):
+        if phase == "start":
+            collector["started"] = time.perf_counter()
+        else:
+            collector["passes"] += 1
+            collector["seconds"] += time.perf_counter() - collector["started"]
+
+    def timed(phase, work):
+        before = (time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF))
+        value = work()
+        after = (time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF))
+        spent = (after[0] - before[0], after[1].ru_utime - before[1].ru_utime,
+                 after[1].ru_stime - before[1].ru_stime, after[1].ru_minflt - before[1].ru_minflt)
+        totals[phase] = [total + value for total, value in zip(totals.get(phase, [0] * 4), spent)]
+        return value
+
+    def write(path, blocks):
+        with atomic_output(path) as file:
+            for block in blocks:
+                file.write(block)
+
+    examples = 0
+    gc.callbacks.append(on_collection)
+    try:
+        for index in range(min(shards, plan.num_shards)):
+            records, stats = timed("build", lambda: builder.build(plan.parts[index]))
+            blocks = timed("framing and hashing", lambda: _framed_and_hashed(records))
+            timed("writing (write, fsync, rename)",
+                  lambda: write(plan.shard_path(index), blocks[0]))
+            timed("sidecar", lambda: manifest_files.write_sidecar(
+                plan, index, len(records), blocks[1], stats))
+            examples += len(records)
+            records = blocks = None  # freed before the next shard, as in a build
+    finally:
+        gc.callbacks.remove(on_collection)
+    per_example = {phase: {"wall_us": wall / examples * 1e6, "user_us": user / examples * 1e6,
+                           "system_us": system / examples * 1e6,
+                           "minor_page_faults": faults / examples}
+                   for phase, (wall, user, system, faults) in totals.items()}
+    return {"shards": min(shards, plan.num_shards), "examples": examples,
+            "per_example": per_example, "garbage_collector_passes": collector["passes"],
+            "garbage_collector_us_per_example": collector["seconds"] / examples * 1e6}
+
+
+def _framed_and_hashed(records: list[bytes]) -> tuple[list[bytes], str]:
+    """What `write_records` does to the records but the file write: TFRecord framing (two
+    CRC32Cs a record) and the shard's SHA-256; returns the framed blocks and the checksum."""
+    import hashlib
+
+    from albert_tf.records.tfrecord import framed_blocks
+
+    blocks = [block for block, _ in framed_blocks(records)]
+    digest = hashlib.sha256()
+    for block in blocks:
+        digest.update(block)
+    return blocks, "sha256:" + digest.hexdigest()

@@ -80,7 +80,7 @@ class SentencePieceTokenizer:
         self.proto = proto
         self.checksum = model_checksum(proto)
         self.processor = _parsed(proto, self.model_path)
-        self._buffer_batch = _buffer_batch_call(self.processor)
+        self._encodes_to_buffers = _encodes_to_buffers(self.processor)
         self.vocabulary = _vocabulary(self.processor)
         # 1 for the pieces that follow a space (carry the word marker): where a sentence may
         # be cut between words.
@@ -140,14 +140,14 @@ class SentencePieceTokenizer:
         ints; joined, they are one array without a Python int made per piece (that
         conversion took 1.5 of the 13.4 us an example of this stage on the King James Bible).
         Its public `out_type="numpy"` wraps every buffer in an array in a Python loop, which
-        costs more than it saves, so the buffers are asked for directly, through the call
-        `_buffer_batch` found and checked against the public one when the model loaded.
+        costs more than it saves, so the buffers are asked for directly (`_encode_buffers`,
+        checked against the public call when the model loaded).
         """
         if not sentences:
             return np.zeros(0, np.int32), np.zeros(0, np.int64)
-        if self._buffer_batch is None:
+        if not self._encodes_to_buffers:
             return flat_ids(self._pieces(sentences))
-        buffers = self._buffer_batch(list(sentences))
+        buffers = _encode_buffers(self.processor, list(sentences))
         lengths = np.fromiter(map(len, map(memoryview, buffers)), np.int64, len(buffers))
         return np.frombuffer(b"".join(buffers), np.int32), lengths
 
@@ -188,27 +188,27 @@ def flat_ids(sentences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray
             lengths)
 
 
-def _buffer_batch_call(processor: spm.SentencePieceProcessor):
-    """SentencePiece's batch call that returns each sentence's ids as a buffer of C ints
-    (`_EncodeAsBufferBatch`, sentencepiece 0.2.1 and later), bound to the arguments the
-    public `encode(sentences, out_type=int, num_threads=1)` passes it; None when there is no
-    such call or it does not answer a probe exactly as the public `encode` does (the name is
-    not public, so a release may change it)."""
-    method = getattr(getattr(processor, "_processor", None), "_EncodeAsBufferBatch", None)
-    if method is None:
-        return None
+def _encode_buffers(processor: spm.SentencePieceProcessor, sentences: list[str]) -> list:
+    """Each sentence's ids as a buffer of C ints: SentencePiece's batch call behind the public
+    `encode(sentences, out_type=int, num_threads=1)`, `_EncodeAsBufferBatch` (sentencepiece
+    0.2.1 and later), given what that passes it: one thread (no pool of ours), no sampling
+    (nbest_size, alpha unused), no bos, eos or reversal."""
+    return processor._processor._EncodeAsBufferBatch(sentences, 1, None, False, -1, 0.0, False,
+                                                     False, False)
 
-    def encode_buffers(sentences: list[str]) -> list:
-        # num_threads, thread_pool, enable_sampling, nbest_size, alpha, add_bos, add_eos,
-        # reverse: one thread, no sampling, no added pieces, as `_pieces` asks.
-        return method(sentences, 1, None, False, -1, 0.0, False, False, False)
 
+def _encodes_to_buffers(processor: spm.SentencePieceProcessor) -> bool:
+    """Whether `_encode_buffers` works with this sentencepiece: the call exists and answers a
+    probe exactly as the public `encode` does (its name is not public, so a release may
+    change it; the public call serves then)."""
+    if not hasattr(getattr(processor, "_processor", None), "_EncodeAsBufferBatch"):
+        return False
     probe = ["a probe: 1990, the caf\u00e9's pieces", "x", " "]
     try:
-        answer = [list(memoryview(buffer)) for buffer in encode_buffers(probe)]
+        answer = [list(memoryview(buffer)) for buffer in _encode_buffers(processor, probe)]
     except (TypeError, ValueError, RuntimeError):
-        return None
-    return encode_buffers if answer == processor.encode(probe, out_type=int) else None
+        return False
+    return answer == processor.encode(probe, out_type=int)
 
 
 def _is_digit_comma(piece: str) -> bool:

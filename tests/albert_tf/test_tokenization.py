@@ -5,6 +5,7 @@ The released `30k-clean.model` cannot be downloaded here; the `released_style_mo
 """
 
 import io
+import pickle
 
 import pytest
 import sentencepiece as spm
@@ -60,9 +61,10 @@ def test_encode_flat_is_encode_end_to_end_digit_commas_split(released_style_mode
     tokenizer = SentencePieceTokenizer(released_style_model)
     if buffers:  # the installed sentencepiece has the buffer call, and it passed its probe
         assert hasattr(tokenizer.processor._processor, "_EncodeAsBufferBatch")
-        assert tokenizer._buffer_batch is not None
+        assert tokenizer._encodes_to_buffers
+        tokenizer = pickle.loads(pickle.dumps(tokenizer))  # a tokenizer still pickles
     else:
-        tokenizer._buffer_batch = None
+        tokenizer._encodes_to_buffers = False
     sentences = ["in 1990, the cafe", "", "no digits here", "years 1990, 1991,1992, and 5,5,",
                  "the end"]
     encoded = tokenizer.encode(sentences)

@@ -424,7 +424,11 @@ def test_data_prep_stage_costs_and_profile_run_on_a_small_corpus(tmp_path):
 
     from data_helpers import english_like_text
 
-    from albert_lab.benchmarks.data_build_stages import hot_functions, stage_breakdown
+    from albert_lab.benchmarks.data_build_stages import (
+        hot_functions,
+        stage_breakdown,
+        worker_phases,
+    )
     from albert_tf.text.vocabulary import train_sentencepiece
 
     corpus = tmp_path / "corpus.txt"
@@ -438,3 +442,19 @@ def test_data_prep_stage_costs_and_profile_run_on_a_small_corpus(tmp_path):
     assert all(value > 0 for value in stages.values())
     hot = hot_functions(args, str(corpus), model, top=5)
     assert len(hot) == 5 and all(row["calls"] > 0 for row in hot)
+    # The phases follow build_and_record_shard: the shards they write are the build's.
+    phases = worker_phases(args, str(corpus), model, str(tmp_path / "phases"), num_shards=3,
+                           shards=2)
+    assert phases["shards"] == 2 and phases["examples"] > 0
+    assert list(phases["per_example"]) == ["build", "framing and hashing",
+                                           "writing (write, fsync, rename)", "sidecar"]
+    assert all(row["wall_us"] > 0 for row in phases["per_example"].values())
+    from data_prep.cli import main as albert_data
+
+    albert_data(["build", "--input", str(corpus), "--spm_model", model, "--output_dir",
+                 str(tmp_path / "built"), "--num_shards", "3", "--max_seq_length", "64",
+                 "--dupe_factor", "2", "--max_predictions_per_seq", "10", "--no_progress"])
+    for index in range(2):
+        name = f"train-{index:05d}-of-00003.tfrecord"
+        built = (tmp_path / "built" / name).read_bytes()
+        assert (tmp_path / "phases" / name).read_bytes() == built

@@ -446,9 +446,11 @@ def test_squad_v2_learns_when_there_is_no_answer(pretrained, task_files, tmp_pat
     # some multi-word answers: F1 above exact match). Answering nothing scores HasAns F1 0 and
     # F1 50; an answer's first word alone, 72 (answers are 1-3 words). The [CLS] head's spans
     # share their logits with the null answer and, on some seeds, stay near that level from
-    # step 200 to 600 (seeds 0-8: HasAns F1 79-96, 4 of them below 85), so its bounds say
-    # "finds the answers", the answerability head's "finds them whole".
-    bounds = {"answerability": (("NoAns_exact", 95), ("HasAns_f1", 85), ("f1", 90)),
+    # step 200 to 600 (seeds 0-49: HasAns F1 79-98), so its bounds say "finds the answers".
+    # The answerability head's say "finds most of them whole": HasAns F1 80, above the 72 of
+    # first words alone (seeds 0-49: 88-99; at 85 one answerable question of 40 was all the
+    # margin), and F1 90, which that gives with every unanswerable question recognized.
+    bounds = {"answerability": (("NoAns_exact", 95), ("HasAns_f1", 80), ("f1", 90)),
               "cls": (("NoAns_exact", 95), ("HasAns_f1", 70), ("f1", 80))}[head]
     for name, bound in bounds:
         at_least(record_property, f"{head}: dev {name}", results[name], bound)
