@@ -118,21 +118,28 @@ def write_tsv(path, header, rows):
                                                      for row in rows]) + "\n")
 
 
-def write_sentiment_task(folder, seed=0, counts=(200, 64, 40), task="sst2"):
-    """A GLUE-style task folder of `sentiment_rows` naming `task` in its source.json: train,
-    dev and test (with test_labels.tsv) of `counts` rows, each split drawn from `seed`."""
+def write_task_folder(folder, rows, source):
+    """A GLUE-style task folder: `rows` {"train", "dev", "test"} of (sentence, label) as
+    train.tsv and dev.tsv, test.tsv (index, sentence) with its labels apart in
+    test_labels.tsv, and `source` as source.json."""
     folder.mkdir(parents=True, exist_ok=True)
-    splits = dict(zip(("train", "dev", "test"), counts))
-    rows = {split: sentiment_rows(count, 1 + offset + 3 * seed)
-            for offset, (split, count) in enumerate(splits.items())}
-    write_tsv(folder / "train.tsv", ["sentence", "label"], rows["train"])
-    write_tsv(folder / "dev.tsv", ["sentence", "label"], rows["dev"])
+    for split in ("train", "dev"):
+        write_tsv(folder / f"{split}.tsv", ["sentence", "label"], rows[split])
     write_tsv(folder / "test.tsv", ["index", "sentence"],
               [(index, sentence) for index, (sentence, _) in enumerate(rows["test"])])
     write_tsv(folder / "test_labels.tsv", ["index", "label"],
               [(index, label) for index, (_, label) in enumerate(rows["test"])])
-    (folder / "source.json").write_text(json.dumps({"albert_finetune": {"task": task}}))
+    (folder / "source.json").write_text(json.dumps(source))
     return folder
+
+
+def write_sentiment_task(folder, seed=0, counts=(200, 64, 40), task="sst2"):
+    """A GLUE-style task folder of `sentiment_rows` naming `task` in its source.json: train,
+    dev and test (with test_labels.tsv) of `counts` rows, each split drawn from `seed`."""
+    splits = dict(zip(("train", "dev", "test"), counts))
+    rows = {split: sentiment_rows(count, 1 + offset + 3 * seed)
+            for offset, (split, count) in enumerate(splits.items())}
+    return write_task_folder(folder, rows, {"albert_finetune": {"task": task}})
 
 
 @dataclasses.dataclass(slots=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
-from data_helpers import english_like_text, sentiment_rows, write_tsv
+from data_helpers import english_like_text, sentiment_rows, write_task_folder
 from thresholds import at_least, at_most
 
 from albert_lab.ablations.cli import main as experiment_main
@@ -124,21 +124,13 @@ def write_probe_tasks(tasks, seed):
     for name, relabel in (("feelings", lambda labels: labels),
                           ("coin", lambda labels: rng.integers(0, 2, len(labels))),
                           ("one-class", lambda labels: np.ones(len(labels), int))):
-        folder = tasks / name
-        folder.mkdir(parents=True)
+        rows = {}
         for offset, (split, count) in enumerate(PROBE_SPLITS.items()):
-            rows = sentiment_rows(count, 100 + 3 * seed + offset)  # not the corpus's (9)
-            labels = [int(label) for label in relabel([label for _, label in rows])]
-            if split == "test":
-                write_tsv(folder / "test.tsv", ["index", "sentence"],
-                          [(index, sentence) for index, (sentence, _) in enumerate(rows)])
-                write_tsv(folder / "test_labels.tsv", ["index", "label"],
-                          list(enumerate(labels)))
-            else:
-                write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
-                          [(sentence, label) for (sentence, _), label in zip(rows, labels)])
-        (folder / "source.json").write_text(json.dumps(
-            {"albert_finetune": {"task": "classify"}, "labels": ["0", "1"]}))
+            drawn_rows = sentiment_rows(count, 100 + 3 * seed + offset)  # not the corpus's (9)
+            labels = [int(label) for label in relabel([label for _, label in drawn_rows])]
+            rows[split] = [(sentence, label) for (sentence, _), label in zip(drawn_rows, labels)]
+        write_task_folder(tasks / name, rows,
+                          {"albert_finetune": {"task": "classify"}, "labels": ["0", "1"]})
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from data_helpers import WORDS, english_like_text, sentiment_rows, write_tsv
+from data_helpers import WORDS, english_like_text, sentiment_rows, write_task_folder, write_tsv
 from process_helpers import child_environment, wait_for_backup
 from thresholds import at_least
 
@@ -651,18 +651,12 @@ def test_classify_trains_on_a_task_folder_with_its_own_labels(pretrained, tmp_pa
     that can only learn one class (every training label the same) is named stuck; one that
     learns is not."""
     folder = tmp_path / "feelings"
-    folder.mkdir()
     names = {0: "sad", 1: "glad"}
     rows = {split: sentiment_rows(count, drawn(draw, seed))
             for split, count, draw in (("train", 480, 1), ("dev", 100, 2), ("test", 30, 3))}
-    for split in ("train", "dev"):
-        write_tsv(folder / f"{split}.tsv", ["sentence", "label"],
-                  [(sentence, names[label]) for sentence, label in rows[split]])
-    write_tsv(folder / "test.tsv", ["index", "sentence"],
-              [(index, sentence) for index, (sentence, _) in enumerate(rows["test"])])
+    write_task_folder(folder, {split: [(sentence, names[label]) for sentence, label in values]
+                               for split, values in rows.items()}, {"labels": ["sad", "glad"]})
     truth = [names[label] for _, label in rows["test"]]
-    write_tsv(folder / "test_labels.tsv", ["index", "label"], list(enumerate(truth)))
-    (folder / "source.json").write_text(json.dumps({"labels": ["sad", "glad"]}))
     model_dir = tmp_path / "run"
     assert finetune("classify", str(folder), pretrained, model_dir, *SST2_RECIPE,
                     seed=seed) == 0
