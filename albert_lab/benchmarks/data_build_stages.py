@@ -35,7 +35,7 @@ def _stage_pass(args, corpus: str, model: str) -> dict:
     from albert_tf.text.statistics import ExampleStatistics, InputReport
     from albert_tf.text.vocabulary import SentencePieceTokenizer
     from data_prep.corpus import expand_inputs, plan_parts, read_documents
-    from data_prep.instances import document_pairs, pair_table, token_matrix
+    from data_prep.instances import Pair, document_pairs, pair_table, token_matrix
     from data_prep.shard import ShardBuilder
 
     options = _options(args)
@@ -64,17 +64,19 @@ def _stage_pass(args, corpus: str, model: str) -> dict:
                     pairs = []
         if pairs:
             batches.append(pairs)
-        return [(batch, token_matrix(shard, pair_table(batch), options.max_seq_length))
-                for batch in batches]
+        tables = [pair_table(batch) for batch in batches]
+        return [(table, token_matrix(shard, table, options.max_seq_length))
+                for table in tables]
     batches = timed("segments A/B", segments)
-    examples = sum(len(batch) for batch, _ in batches)
+    examples = sum(len(table) for table, _ in batches)
     masked = timed("masking", lambda: [
         builder.masker.mask_tokens(*matrix, generator, stats) for _, matrix in batches])
     encoded = timed("encoding", lambda: [
-        record for m, (batch, _) in zip(masked, batches)
+        record for m, (table, _) in zip(masked, batches)
         for record in builder.encoder.encode_batch(
             m.input_ids, m.lengths, m.segment_ids, m.token_boundary, m.positions,
-            m.original_ids, m.num_predictions, pair_table(batch)[:, 4].astype(np.uint8))])
+            m.original_ids, m.num_predictions,
+            table[:, Pair._fields.index("label")].astype(np.uint8))])
     timed("shuffle", lambda: rng.shuffle(encoded))
     timed("framing and hashing", lambda: _framed_and_hashed(encoded))
     gc.enable()
